@@ -1,0 +1,6 @@
+// Lint rules: neostandard (the Fastify family's style) with TypeScript support.
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ts: true, ignores: ['dist/**', 'generated/**', 'coverage/**', '.tap/**'] })
+]

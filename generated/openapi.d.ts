@@ -1,0 +1,693 @@
+// Generated from openapi.yaml by `npm run generate` (scripts/generate-types.mjs). Do not edit.
+
+export interface paths {
+    "/books": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List books
+         * @description Books in creation order, one page at a time.
+         */
+        get: operations["listBooks"];
+        put?: never;
+        /** Create a book */
+        post: operations["createBook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/books/{book_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The book's id, as returned when it was created.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+                 */
+                book_id: components["parameters"]["BookId"];
+            };
+            cookie?: never;
+        };
+        /** Get a book */
+        get: operations["getBook"];
+        /**
+         * Replace a book
+         * @description Replaces every writable field; an omitted optional field is cleared. Never creates.
+         */
+        put: operations["updateBook"];
+        post?: never;
+        /**
+         * Delete a book
+         * @description Deletes the book for good; its id is never reused.
+         */
+        delete: operations["deleteBook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/students": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List students
+         * @description Students in creation order, one page at a time.
+         */
+        get: operations["listStudents"];
+        put?: never;
+        /** Create a student */
+        post: operations["createStudent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/students/{student_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The student's id, as returned when they were created.
+                 * @example 0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
+                 */
+                student_id: components["parameters"]["StudentId"];
+            };
+            cookie?: never;
+        };
+        /** Get a student */
+        get: operations["getStudent"];
+        /**
+         * Replace a student
+         * @description Replaces every writable field; an omitted optional field is cleared and an omitted `status` becomes `active`. Never creates.
+         */
+        put: operations["updateStudent"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /**
+         * Format: uuid
+         * @description Server-assigned UUIDv7.
+         * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+         */
+        Id: string;
+        /**
+         * Format: date-time
+         * @description RFC 3339 UTC timestamp, set by the server.
+         * @example 2026-11-21T09:30:00.000Z
+         */
+        Timestamp: string;
+        /**
+         * @description The writable fields of a book.
+         * @example {
+         *       "title": "Dune",
+         *       "author": "Frank Herbert",
+         *       "isbn": "978-0-441-01359-3",
+         *       "published_year": 1965
+         *     }
+         */
+        BookInput: {
+            /** @example Dune */
+            title: string;
+            /** @example Frank Herbert */
+            author: string;
+            /**
+             * @description ISBN-10 or ISBN-13; hyphens and spaces allowed. The check digit is verified, and the book is stored with the 13-digit form. Unique among books.
+             * @example 978-0-441-01359-3
+             */
+            isbn?: string | null;
+            /**
+             * @description Year of publication; not later than next year. Negative for years BCE.
+             * @example 1965
+             */
+            published_year?: number | null;
+        };
+        /**
+         * @example {
+         *       "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *       "title": "Dune",
+         *       "author": "Frank Herbert",
+         *       "isbn": "9780441013593",
+         *       "published_year": 1965,
+         *       "created_at": "2026-11-21T09:30:00.000Z",
+         *       "updated_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        Book: {
+            book_id: components["schemas"]["Id"];
+            title: string;
+            author: string;
+            /** @description ISBN-13, digits only; `null` when unknown. */
+            isbn: string | null;
+            published_year: number | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *           "title": "Dune",
+         *           "author": "Frank Herbert",
+         *           "isbn": "9780441013593",
+         *           "published_year": 1965,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        BookPage: {
+            items: components["schemas"]["Book"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description The writable fields of a student.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.org",
+         *       "enrollment_year": 2025,
+         *       "status": "active"
+         *     }
+         */
+        StudentInput: {
+            /** @example Ada Lovelace */
+            name: string;
+            /**
+             * Format: email
+             * @description Unique among students, regardless of letter case.
+             * @example ada@example.org
+             */
+            email: string;
+            /**
+             * @description Year the student enrolled; not later than next year.
+             * @example 2025
+             */
+            enrollment_year?: number | null;
+            status?: components["schemas"]["StudentStatus"];
+        };
+        /**
+         * @description `active` by default; `graduated` or `withdrawn` retire a record, since students are never deleted.
+         * @default active
+         * @example active
+         * @enum {string}
+         */
+        StudentStatus: "active" | "graduated" | "withdrawn";
+        /**
+         * @example {
+         *       "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.org",
+         *       "enrollment_year": 2025,
+         *       "status": "active",
+         *       "created_at": "2026-11-21T09:30:00.000Z",
+         *       "updated_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        Student: {
+            student_id: components["schemas"]["Id"];
+            name: string;
+            /** Format: email */
+            email: string;
+            enrollment_year: number | null;
+            status: components["schemas"]["StudentStatus"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *           "name": "Ada Lovelace",
+         *           "email": "ada@example.org",
+         *           "enrollment_year": 2025,
+         *           "status": "active",
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        StudentPage: {
+            items: components["schemas"]["Student"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description Pass as `cursor` to get the next page; `null` on the last page.
+         * @example MTI.q0x2Zb5yPj6nTW-FXx1l8g
+         */
+        NextCursor: string | null;
+        /**
+         * @description RFC 9457 problem details.
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Not Found",
+         *       "status": 404,
+         *       "detail": "No book has the id 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *       "instance": "/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60"
+         *     }
+         */
+        Problem: {
+            /**
+             * @description URI reference naming the kind of problem; `about:blank` when the status says it all.
+             * @example /problems/validation-error
+             */
+            type: string;
+            /** @example Request validation failed */
+            title: string;
+            /** @example 400 */
+            status: number;
+            /** @example 1 problem in the request body */
+            detail?: string;
+            /**
+             * @description The request path the problem is about.
+             * @example /books
+             */
+            instance?: string;
+            /** @description Each problem of a validation failure. */
+            errors?: components["schemas"]["ProblemError"][];
+        };
+        /**
+         * @example {
+         *       "detail": "must have required property 'title'",
+         *       "pointer": "#/title"
+         *     }
+         */
+        ProblemError: {
+            /** @example must have required property 'title' */
+            detail: string;
+            /**
+             * @description JSON Pointer (URI fragment form) to the offending body member.
+             * @example #/title
+             */
+            pointer?: string;
+            /**
+             * @description Name of the offending path or query parameter.
+             * @example limit
+             */
+            parameter?: string;
+        };
+    };
+    responses: {
+        /** @description The request is malformed; `errors` lists each problem. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No record has this id. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `Accept` header rules out JSON. */
+        NotAcceptable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Another record already holds a value that must be unique (a book's `isbn`, a student's `email`). */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is larger than the server accepts (64 KiB by default). */
+        ContentTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not `application/json`. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Something failed on the server; the detail names a reference to quote, never internals. */
+        InternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
+    parameters: {
+        /**
+         * @description The book's id, as returned when it was created.
+         * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+         */
+        BookId: components["schemas"]["Id"];
+        /**
+         * @description The student's id, as returned when they were created.
+         * @example 0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
+         */
+        StudentId: components["schemas"]["Id"];
+        /**
+         * @description Largest number of records on the page.
+         * @example 20
+         */
+        Limit: number;
+        /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+        Cursor: string;
+    };
+    requestBodies: {
+        BookInput: {
+            content: {
+                "application/json": components["schemas"]["BookInput"];
+            };
+        };
+        StudentInput: {
+            content: {
+                "application/json": components["schemas"]["StudentInput"];
+            };
+        };
+    };
+    headers: {
+        /** @description Path of the created record. */
+        Location: string;
+        /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&cursor=…>; rel="next"`. Same URL as `next_cursor` implies. */
+        Link: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listBooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Largest number of records on the page.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of books. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BookPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BookInput"];
+        responses: {
+            /** @description The book was created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Book"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The book's id, as returned when it was created.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+                 */
+                book_id: components["parameters"]["BookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The book. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Book"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The book's id, as returned when it was created.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+                 */
+                book_id: components["parameters"]["BookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BookInput"];
+        responses: {
+            /** @description The book as stored after the update. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Book"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The book's id, as returned when it was created.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+                 */
+                book_id: components["parameters"]["BookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The book was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listStudents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Largest number of records on the page.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of students. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createStudent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["StudentInput"];
+        responses: {
+            /** @description The student was created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Student"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStudent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The student's id, as returned when they were created.
+                 * @example 0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
+                 */
+                student_id: components["parameters"]["StudentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The student. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Student"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateStudent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The student's id, as returned when they were created.
+                 * @example 0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
+                 */
+                student_id: components["parameters"]["StudentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["StudentInput"];
+        responses: {
+            /** @description The student as stored after the update. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Student"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+}

@@ -1,0 +1,53 @@
+// buildApp(config): the whole service as a Fastify instance, routed from openapi.yaml; it never listens.
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import accepts from '@fastify/accepts'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyInstance } from 'fastify'
+import openapiGlue from 'fastify-openapi-glue'
+import type { Config } from './config.js'
+import { serviceHandlers } from './handlers/index.js'
+import { errorHandler } from './problems.js'
+import { applyProtocolRules } from './protocol.js'
+import { openSqliteRepositories } from './repositories/sqlite.js'
+import { validatorCompiler } from './validation.js'
+
+/** The contract, found from src/ and dist/ alike. */
+export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
+
+// A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
+const requestIdPattern = /^[\w.:-]{1,128}$/
+
+export async function buildApp (config: Config): Promise<FastifyInstance> {
+  const repositories = openSqliteRepositories(config.databasePath)
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    genReqId: request => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
+    },
+    return503OnClosing: true
+  })
+  app.addHook('onClose', async () => repositories.close())
+
+  app.setValidatorCompiler(validatorCompiler)
+  app.setErrorHandler(errorHandler)
+  // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
+  app.removeContentTypeParser('text/plain')
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  await app.register(accepts)
+  applyProtocolRules(app)
+
+  await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
+  await app.register(openapiGlue, {
+    specification: specPath,
+    serviceHandlers: await serviceHandlers(repositories),
+    securityHandlers: {}
+  })
+  return app
+}

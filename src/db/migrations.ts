@@ -1,0 +1,63 @@
+// Versioned schema migrations, applied in order at start and tracked in SQLite's user_version.
+import type { Database } from 'better-sqlite3'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+// Append only: a released migration is never edited, so every database reaches the same schema.
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'books, students and the cursor secret',
+    // seq is the keyset for paging in creation order; AUTOINCREMENT keeps it from ever being reused.
+    sql: `
+      CREATE TABLE books (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        book_id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        author TEXT NOT NULL,
+        isbn TEXT UNIQUE,
+        published_year INTEGER,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE students (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        student_id TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        email TEXT NOT NULL,
+        enrollment_year INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('active', 'graduated', 'withdrawn')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      -- Emails are ASCII (format: email), so NOCASE makes uniqueness ignore letter case exactly.
+      CREATE UNIQUE INDEX students_email_unique ON students (email COLLATE NOCASE);
+
+      CREATE TABLE settings (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      ) STRICT;
+      INSERT INTO settings (name, value) VALUES ('cursor_secret', randomblob(32));
+    `
+  }
+]
+
+/** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
+export function migrate (db: Database, all: readonly Migration[] = migrations): void {
+  const current = db.pragma('user_version', { simple: true }) as number
+  const latest = all.at(-1)?.version ?? 0
+  if (current > latest) {
+    throw new Error(`database schema version ${current} is newer than this service knows (${latest}); refusing to start`)
+  }
+  for (const migration of all.filter(m => m.version > current)) {
+    db.transaction(() => {
+      db.exec(migration.sql)
+      db.pragma(`user_version = ${migration.version}`)
+    }).immediate()
+  }
+}

@@ -1,0 +1,67 @@
+// Every error leaves as RFC 9457 problem+json: the error handler, 404/405 and 406 all answer through here.
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { Problem, ProblemError } from './api-types.js'
+import { ApiError, type RequestPart, ValidationError } from './errors.js'
+
+export function sendProblem (reply: FastifyReply, problem: Omit<Problem, 'title' | 'instance'> & { title?: string }): FastifyReply {
+  return reply
+    .code(problem.status)
+    .type('application/problem+json')
+    .send({ title: STATUS_CODES[problem.status], instance: reply.request.url, ...problem })
+}
+
+type AjvIssue = NonNullable<FastifyError['validation']>[number]
+
+const escapePointer = (name: string): string => name.replace(/~/g, '~0').replace(/\//g, '~1')
+
+function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: string } {
+  const params = issue.params as Record<string, unknown>
+  switch (issue.keyword) {
+    case 'required':
+      return { path: `${issue.instancePath}/${escapePointer(String(params['missingProperty']))}`, detail: 'is required' }
+    case 'additionalProperties':
+      return {
+        path: `${issue.instancePath}/${escapePointer(String(params['additionalProperty']))}`,
+        detail: part === 'body' ? 'is not a field of this resource' : 'is not a known parameter'
+      }
+    case 'enum':
+      return { path: issue.instancePath, detail: `must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}` }
+    default:
+      return { path: issue.instancePath, detail: issue.message ?? 'is invalid' }
+  }
+}
+
+/** AJV's issues as problem `errors`: JSON Pointers into the body, parameter names elsewhere. */
+function validationError (error: FastifyError): ValidationError {
+  const part = (error.validationContext ?? 'body') as RequestPart
+  const errors = (error.validation ?? []).slice(0, 100).map((issue): ProblemError => {
+    const { path, detail } = describe(issue, part)
+    if (part === 'body') {
+      return { detail, pointer: '#' + path.split('/').map(encodeURIComponent).join('/') }
+    }
+    const name = path.split('/')[1] ?? ''
+    return { detail, parameter: name.replace(/~1/g, '/').replace(/~0/g, '~') }
+  })
+  return new ValidationError(part, errors)
+}
+
+export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const known = error instanceof ApiError ? error : 'validation' in error && error.validation !== undefined ? validationError(error) : null
+  if (known !== null) {
+    const { statusCode: status, type, message: detail, errors, title } = known
+    return sendProblem(reply, { type, status, detail, ...(errors && { errors }), ...(title && { title }) })
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (bad JSON, 413…) carry messages written for clients; 415's says too little.
+    const detail = 'code' in error && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'The request body must be application/json' : error.message
+    return sendProblem(reply, { type: 'about:blank', status, detail })
+  }
+  request.log.error({ err: error }, 'request failed')
+  return sendProblem(reply, {
+    type: 'about:blank',
+    status: 500,
+    detail: `The server failed to handle this request. Quote reference ${request.id} when reporting it.`
+  })
+}

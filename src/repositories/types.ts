@@ -1,0 +1,37 @@
+// The storage interface handlers depend on; Promise-based so another engine can implement it later.
+import type { Book, Student } from '../api-types.js'
+
+/** A record's writable fields, normalised and complete (absent optional fields are null). */
+export type BookValues = Omit<Book, 'book_id' | 'created_at' | 'updated_at'>
+export type StudentValues = Omit<Student, 'student_id' | 'created_at' | 'updated_at'>
+
+export interface Page<T> {
+  items: T[]
+  /** Position after the last item when more records follow, else null; opaque to callers. */
+  after: string | null
+}
+
+export interface RecordStore<T, V> {
+  /** Up to `limit` records in creation order, starting after `after` (from a previous page). */
+  list (limit: number, after: string | null): Promise<Page<T>>
+  get (id: string): Promise<T | null>
+  /** Throws DuplicateError when a unique field is taken. */
+  create (values: V): Promise<T>
+  /** Null when no record has `id`; throws DuplicateError when a unique field is taken. */
+  replace (id: string, values: V): Promise<T | null>
+}
+
+export interface BookRepository extends RecordStore<Book, BookValues> {
+  /** False when no book has `id`. */
+  delete (id: string): Promise<boolean>
+}
+
+export type StudentRepository = RecordStore<Student, StudentValues>
+
+export interface Repositories {
+  books: BookRepository
+  students: StudentRepository
+  /** A secret that lives as long as the data, for signing list cursors. */
+  cursorSecret (): Promise<Buffer>
+  close (): void
+}
