@@ -11,6 +11,7 @@ import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { applyProtocolRules } from './protocol.js'
 import { openSqliteRepositories } from './repositories/sqlite.js'
+import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
 
 /** The contract, found from src/ and dist/ alike. */
@@ -19,10 +20,17 @@ export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
 const requestIdPattern = /^[\w.:-]{1,128}$/
 
-export async function buildApp (config: Config): Promise<FastifyInstance> {
-  const repositories = openSqliteRepositories(config.databasePath)
+export interface AppDependencies {
+  /** Storage; SQLite at config.databasePath unless given. */
+  repositories: Repositories
+  /** Where logs go; stdout unless given. */
+  logStream: { write (line: string): void }
+}
+
+export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
+  const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath)
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     bodyLimit: config.bodyLimit,
     genReqId: request => {
       const given = request.headers['x-request-id']

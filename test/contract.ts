@@ -1,0 +1,102 @@
+// Checks every response a test receives against openapi.yaml: declared status, media type, schema, headers.
+import { readFileSync } from 'node:fs'
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { Response as InjectResponse } from 'light-my-request'
+import { parse } from 'yaml'
+import { specPath } from '../src/app.js'
+
+type Json = Record<string, any>
+
+export const spec: Json = parse(readFileSync(specPath, 'utf8'))
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, allowUnionTypes: true })
+addFormats.default(ajv)
+ajv.addSchema(spec, 'spec')
+
+const escape = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1')
+
+function resolve (node: Json, pointer: string): { node: Json, pointer: string } {
+  if (typeof node['$ref'] !== 'string') return { node, pointer }
+  const target = node['$ref'] as string
+  const value = target.slice(2).split('/').reduce<Json>((n, s) => n[s.replace(/~1/g, '/').replace(/~0/g, '~')], spec)
+  return resolve(value, target)
+}
+
+const validators = new Map<string, ValidateFunction>()
+function validatorAt (pointer: string): ValidateFunction {
+  let validate = validators.get(pointer)
+  if (validate === undefined) {
+    validate = ajv.compile({ $ref: `spec${pointer}` })
+    validators.set(pointer, validate)
+  }
+  return validate
+}
+
+const templates = Object.keys(spec['paths']).map(path => ({
+  path,
+  pattern: new RegExp('^' + path.replace(/\{[^}]+\}/g, '[^/]+') + '$')
+}))
+
+export interface Operation {
+  path: string
+  method: string
+  operationId: string
+}
+
+/** The spec operation a request goes to, or undefined when the path or the method is not declared. */
+export function operationFor (method: string, url: string): Operation | undefined {
+  const path = url.split('?')[0]!
+  const template = templates.find(t => t.pattern.test(path))
+  const lower = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()
+  const operation = template && spec['paths'][template.path][lower]
+  return operation && { path: template.path, method: lower, operationId: operation.operationId }
+}
+
+/** The problems of `res` against the contract, as readable lines (empty when it conforms). */
+export function contractProblems (method: string, url: string, res: InjectResponse): string[] {
+  const problems: string[] = []
+  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim()
+  const operation = operationFor(method, url)
+  let response: { node: Json, pointer: string }
+  if (operation === undefined) {
+    // Undeclared path or method: the service answers 404 or 405 with a problem.
+    if (![404, 405].includes(res.statusCode)) problems.push(`undeclared ${method} ${url} answered ${res.statusCode}`)
+    response = resolve({ $ref: '#/components/responses/NotFound' }, '')
+  } else {
+    const pointer = `#/paths/${escape(operation.path)}/${operation.method}/responses/${res.statusCode}`
+    const declared = spec['paths'][operation.path][operation.method].responses[String(res.statusCode)]
+    if (declared === undefined) return [`${operation.operationId} does not declare status ${res.statusCode}`]
+    response = resolve(declared, pointer)
+    for (const [name, header] of Object.entries<Json>(response.node['headers'] ?? {})) {
+      const required = resolve(header, '').node['required'] === true
+      if (required && res.headers[name.toLowerCase()] === undefined) problems.push(`${operation.operationId} ${res.statusCode} lacks the ${name} header`)
+    }
+  }
+  const content: Json | undefined = response.node['content']
+  const isHead = method.toUpperCase() === 'HEAD'
+  if (content === undefined) {
+    if (res.payload !== '') problems.push(`status ${res.statusCode} declares no body but got ${res.payload.slice(0, 80)}`)
+    return problems
+  }
+  if (content[mediaType] === undefined) {
+    problems.push(`status ${res.statusCode} has content type ${mediaType || '(none)'}, declared: ${Object.keys(content).join(', ')}`)
+    return problems
+  }
+  if (isHead) {
+    if (res.payload !== '') problems.push('HEAD response has a body')
+    return problems
+  }
+  const validate = validatorAt(`${response.pointer}/content/${escape(mediaType)}/schema`)
+  let body: unknown
+  try {
+    body = JSON.parse(res.payload)
+  } catch {
+    return [...problems, `body is not JSON: ${res.payload.slice(0, 80)}`]
+  }
+  if (!validate(body)) problems.push(...(validate.errors ?? []).map(e => `body${e.instancePath} ${e.message}`))
+  if (mediaType === 'application/problem+json' && (body as Json)['status'] !== res.statusCode) {
+    problems.push('problem status differs from the HTTP status')
+  }
+  return problems
+}

@@ -1,0 +1,31 @@
+// Test helpers: a fresh app on an in-memory database whose every response is checked against the contract.
+import type { InjectOptions } from 'fastify'
+import type { Response as InjectResponse } from 'light-my-request'
+import type { Test } from 'tap'
+import { type AppDependencies, buildApp } from '../src/app.js'
+import { type Config, loadConfig } from '../src/config.js'
+import { contractProblems } from './contract.js'
+
+export interface TestApi {
+  app: Awaited<ReturnType<typeof buildApp>>
+  /** app.inject, plus a failing assertion whenever the response breaks the contract. */
+  request (options: InjectOptions): Promise<InjectResponse>
+}
+
+export async function build (t: Test, overrides: Partial<Config> = {}, dependencies: Partial<AppDependencies> = {}): Promise<TestApi> {
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', ...overrides }), dependencies)
+  t.teardown(() => app.close())
+  return {
+    app,
+    async request (options) {
+      const res = await app.inject(options)
+      const method = options.method ?? 'GET'
+      const url = String(options.url ?? '/')
+      t.same(contractProblems(method, url, res), [], `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`)
+      return res
+    }
+  }
+}
+
+export const dune = { title: 'Dune', author: 'Frank Herbert', isbn: '978-0-441-01359-3', published_year: 1965 }
+export const ada = { name: 'Ada Lovelace', email: 'ada@example.org', enrollment_year: 2025, status: 'active' }

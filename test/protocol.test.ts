@@ -1,0 +1,106 @@
+// HTTP-level errors every operation shares: 404, 405, 406, 413, 415, bad JSON, unknown query, masked 500.
+import t from 'tap'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { build, dune } from './helper.js'
+
+t.test('an unknown path answers 404 problem+json', async t => {
+  const { request } = await build(t)
+  const res = await request({ method: 'GET', url: '/authors' })
+  t.equal(res.statusCode, 404)
+  t.match(res.json(), { type: 'about:blank', title: 'Not Found', status: 404, instance: '/authors' })
+})
+
+t.test('a method a declared path does not offer answers 405 with Allow', async t => {
+  const { request } = await build(t)
+  for (const [method, url, allow] of [
+    ['PATCH', '/books', 'GET, HEAD, POST'],
+    ['DELETE', '/books', 'GET, HEAD, POST'],
+    ['POST', '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', 'DELETE, GET, HEAD, PUT'],
+    ['PUT', '/api/students', 'GET, HEAD, POST'],
+    ['OPTIONS', '/api/students/x', 'GET, HEAD, PUT']
+  ] as const) {
+    const res = await request({ method, url })
+    t.equal(res.statusCode, 405, `${method} ${url}`)
+    t.equal(res.headers.allow, allow)
+  }
+})
+
+t.test('an Accept that rules out JSON answers 406; JSON, problem+json and wildcards pass', async t => {
+  const { request } = await build(t)
+  for (const accept of ['text/html', 'application/xml, text/plain;q=0.5']) {
+    const res = await request({ method: 'GET', url: '/books', headers: { accept } })
+    t.equal(res.statusCode, 406, accept)
+  }
+  for (const accept of ['application/json', '*/*', 'application/*', 'text/html, application/problem+json;q=0.1']) {
+    t.equal((await request({ method: 'GET', url: '/books', headers: { accept } })).statusCode, 200, accept)
+  }
+})
+
+t.test('a body that is not JSON answers 415 and stores nothing', async t => {
+  const { request } = await build(t)
+  for (const contentType of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
+    const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': contentType }, payload: 'title=Dune' })
+    t.equal(res.statusCode, 415, contentType)
+    t.equal(res.json().detail, 'The request body must be application/json')
+  }
+  t.same((await request({ method: 'GET', url: '/books' })).json().items, [])
+})
+
+t.test('malformed JSON, an empty body and __proto__ keys answer 400', async t => {
+  const { request } = await build(t)
+  const headers = { 'content-type': 'application/json' }
+  for (const payload of ['{"title":', '', '{"title":"x","author":"y","__proto__":{"admin":true}}', '[]', 'null']) {
+    const res = await request({ method: 'POST', url: '/books', headers, payload })
+    t.equal(res.statusCode, 400, JSON.stringify(payload))
+  }
+})
+
+t.test('a body over the limit answers 413', async t => {
+  const { request } = await build(t, { bodyLimit: 1024 })
+  const res = await request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(2000) } })
+  t.equal(res.statusCode, 413)
+  t.equal(res.json().status, 413)
+})
+
+t.test('the default body limit is 64 KiB', async t => {
+  const { request } = await build(t)
+  const res = await request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(65 * 1024) } })
+  t.equal(res.statusCode, 413)
+  const below = await request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(60 * 1024) } })
+  t.equal(below.statusCode, 400, 'under the limit the body reaches validation (title too long)')
+})
+
+t.test('unknown query parameters answer 400 on every operation', async t => {
+  const { request } = await build(t)
+  for (const url of ['/books?sort=title', '/api/students?page=2', '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60?expand=1']) {
+    const res = await request({ method: 'GET', url })
+    t.equal(res.statusCode, 400, url)
+    t.equal(res.json().errors[0].detail, 'is not a known parameter')
+  }
+})
+
+t.test('an unexpected failure answers a 500 that reveals nothing and is logged with the request id', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  repositories.books.create = async () => { throw new Error('SQLITE_CORRUPT: database disk image is malformed') }
+  const lines: string[] = []
+  const { request } = await build(t, { logLevel: 'error' }, { repositories, logStream: { write: (line: string) => { lines.push(line) } } })
+  const res = await request({ method: 'POST', url: '/books', payload: dune, headers: { 'x-request-id': 'req-42' } })
+  t.equal(res.statusCode, 500)
+  t.same(res.json(), {
+    type: 'about:blank',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: 'The server failed to handle this request. Quote reference req-42 when reporting it.',
+    instance: '/books'
+  })
+  t.equal(res.headers['x-request-id'], 'req-42')
+  const logged = lines.map(line => JSON.parse(line)).find(entry => entry.msg === 'request failed')
+  t.match(logged, { reqId: 'req-42', err: { message: /SQLITE_CORRUPT/ } }, 'the cause is logged with the request id')
+})
+
+t.test('requests carry an id: a plain incoming X-Request-Id is kept, anything else replaced', async t => {
+  const { request } = await build(t)
+  t.equal((await request({ method: 'GET', url: '/books', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123')
+  const replaced = (await request({ method: 'GET', url: '/books', headers: { 'x-request-id': 'bad id\u0001' } })).headers['x-request-id']
+  t.match(replaced, /^[0-9a-f-]{36}$/)
+})
