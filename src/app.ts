@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import accepts from '@fastify/accepts'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import type { Config } from './config.js'
 import { serviceHandlers } from './handlers/index.js'
@@ -44,6 +44,11 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.setErrorHandler(errorHandler)
   // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
   app.removeContentTypeParser('text/plain')
+  // The glue warns at start about every media type in the spec that has no parser, response types
+  // included; refusing problem+json bodies explicitly keeps the 415 and silences the false alarm.
+  app.addContentTypeParser('application/problem+json', (request, _body, done) => {
+    done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
+  })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })

@@ -38,7 +38,7 @@ t.test('an Accept that rules out JSON answers 406; JSON, problem+json and wildca
 
 t.test('a body that is not JSON answers 415 and stores nothing', async t => {
   const { request } = await build(t)
-  for (const contentType of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
+  for (const contentType of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/problem+json']) {
     const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': contentType }, payload: 'title=Dune' })
     t.equal(res.statusCode, 415, contentType)
     t.equal(res.json().detail, 'The request body must be application/json')

@@ -1,0 +1,87 @@
+// The process as an operator runs it: a real socket, a file database that survives restarts, signals, bad config.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { dune } from './helper.js'
+
+const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
+
+interface Running {
+  child: ChildProcess
+  origin: string
+  output: () => string
+}
+
+function start (env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stderr!.on('data', chunk => { output += chunk })
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', chunk => {
+      output += chunk
+      const origin = /listening on (http:\/\/\S+)/.exec(output)?.[1]
+      if (origin !== undefined) resolve({ child, origin, output: () => output })
+    })
+    child.on('exit', code => reject(new Error(`server exited with ${code}: ${output}`)))
+  })
+}
+
+async function stop (running: Running, signal: NodeJS.Signals): Promise<number | null> {
+  const exited = once(running.child, 'exit')
+  running.child.kill(signal)
+  const [code] = await exited
+  return code
+}
+
+t.test('the server answers over a real socket, prints where it is, and keeps data across a restart', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const env = { DATABASE_PATH: join(dir, 'data.sqlite') }
+
+  const first = await start(env)
+  t.match(first.output(), /Swagger UI: http:\/\/127\.0\.0\.1:\d+\/docs/)
+  const created = await fetch(`${first.origin}/books`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(dune)
+  })
+  t.equal(created.status, 201)
+  const book = await created.json() as { book_id: string }
+  t.equal(await stop(first, 'SIGTERM'), 0, 'SIGTERM exits 0')
+
+  const second = await start(env)
+  const fetched = await fetch(`${second.origin}/books/${book.book_id}`)
+  t.equal(fetched.status, 200)
+  t.same(await fetched.json(), book, 'the book survived the restart')
+  const docs = await fetch(`${second.origin}/docs/json`)
+  t.equal(docs.status, 200)
+  t.equal(await stop(second, 'SIGINT'), 0, 'SIGINT exits 0')
+})
+
+t.test('a bad setting stops the start with one line naming it', async t => {
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+    env: { ...process.env, PORT: 'eighty' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stderr = ''
+  child.stderr.on('data', chunk => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.equal(stderr, 'books-students-api: PORT must be an integer from 0 to 65535 (got "eighty")\n')
+})
+
+t.test('a port already in use stops the start with one line', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const first = await start({ DATABASE_PATH: join(dir, 'a.sqlite') })
+  t.teardown(() => stop(first, 'SIGTERM'))
+  const port = new URL(first.origin).port
+  const err = await start({ DATABASE_PATH: join(dir, 'b.sqlite'), PORT: port }).catch((error: Error) => error)
+  t.match(err, { message: new RegExp(`exited with 1: books-students-api: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE`) })
+})

@@ -1,0 +1,68 @@
+// Storage below the HTTP layer: migrations, ISBN rules, and the repositories without Fastify.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { openDatabase } from '../src/db/database.js'
+import { migrate, migrations } from '../src/db/migrations.js'
+import { toIsbn13 } from '../src/isbn.js'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+
+t.test('toIsbn13 normalises valid ISBNs and refuses the rest', async t => {
+  t.equal(toIsbn13('0-441-01359-7'), '9780441013593')
+  t.equal(toIsbn13('978 0 441 01359 3'), '9780441013593')
+  t.equal(toIsbn13('080442957x'), '9780804429573')
+  t.equal(toIsbn13('979-10-90636-07-1'), '9791090636071')
+  for (const bad of ['0441013598', '9780441013594', '1234567890123', '12345', 'X441013597']) t.equal(toIsbn13(bad), null, bad)
+})
+
+t.test('migrate brings a new database to the latest version and is idempotent', async t => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  migrate(db)
+  t.equal(db.pragma('user_version', { simple: true }), migrations.at(-1)!.version)
+  migrate(db)
+  t.equal(db.prepare('SELECT count(*) AS n FROM settings').pluck().get(), 1, 'the second run changed nothing')
+})
+
+t.test('migrate refuses a database from a newer version of the service', async t => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  db.pragma('user_version = 99')
+  t.throws(() => migrate(db), /schema version 99 is newer than this service knows/)
+})
+
+t.test('openDatabase creates the folder, uses WAL and keeps data across opens', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'nested', 'db.sqlite')
+  const first = openSqliteRepositories(path)
+  const book = await first.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
+  const secret = await first.cursorSecret()
+  first.close()
+  const db = openDatabase(path)
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+  db.close()
+  const second = openSqliteRepositories(path)
+  t.teardown(() => second.close())
+  t.same(await second.books.get(book.book_id), book)
+  t.same(await second.cursorSecret(), secret, 'cursors stay valid across restarts')
+})
+
+t.test('repositories page by creation order and report unique violations by field', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  t.teardown(() => repositories.close())
+  const { students } = repositories
+  const created = []
+  for (const name of ['a', 'b', 'c']) {
+    created.push(await students.create({ name, email: `${name}@example.org`, enrollment_year: null, status: 'active' }))
+  }
+  const first = await students.list(2, null)
+  t.same(first.items, created.slice(0, 2))
+  const second = await students.list(2, first.after)
+  t.same(second, { items: created.slice(2), after: null })
+  await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
+    { statusCode: 409, message: 'Another student already has this email' })
+  t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }), null)
+})
