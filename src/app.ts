@@ -9,7 +9,7 @@ import openapiGlue from 'fastify-openapi-glue'
 import type { Config } from './config.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
-import { applyProtocolRules } from './protocol.js'
+import { registerOperations } from './protocol.js'
 import { openSqliteRepositories } from './repositories/sqlite.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
@@ -53,14 +53,12 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     reply.header('x-request-id', request.id)
   })
   await app.register(accepts)
-  applyProtocolRules(app)
 
   await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
-  await app.register(openapiGlue, {
-    specification: specPath,
-    serviceHandlers: await serviceHandlers(repositories),
-    securityHandlers: {}
+  const handlers = await serviceHandlers(repositories)
+  await registerOperations(app, async operations => {
+    await operations.register(openapiGlue, { specification: specPath, serviceHandlers: handlers, securityHandlers: {} })
   })
   return app
 }

@@ -19,10 +19,10 @@ export class CursorCodec {
 
   /** The position `cursor` stands for, or null when it was not issued for `list` by this service. */
   decode (list: string, cursor: string): string | null {
-    const [encoded, mac, ...rest] = cursor.split('.')
-    if (encoded === undefined || mac === undefined || rest.length > 0) return null
-    const position = Buffer.from(encoded, 'base64url').toString()
-    const given = Buffer.from(mac, 'base64url')
+    const parts = /^([\w-]+)\.([\w-]+)$/.exec(cursor)
+    if (parts === null) return null
+    const position = Buffer.from(parts[1]!, 'base64url').toString()
+    const given = Buffer.from(parts[2]!, 'base64url')
     const expected = this.#mac(list, position)
     return given.length === expected.length && timingSafeEqual(given, expected) ? position : null
   }

@@ -28,26 +28,30 @@ function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: 
     case 'enum':
       return { path: issue.instancePath, detail: `must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}` }
     default:
-      return { path: issue.instancePath, detail: issue.message ?? 'is invalid' }
+      return { path: issue.instancePath, detail: String(issue.message) }
   }
 }
 
 /** AJV's issues as problem `errors`: JSON Pointers into the body, parameter names elsewhere. */
-function validationError (error: FastifyError): ValidationError {
-  const part = (error.validationContext ?? 'body') as RequestPart
-  const errors = (error.validation ?? []).slice(0, 100).map((issue): ProblemError => {
+function validationError (issues: AjvIssue[], part: RequestPart): ValidationError {
+  const errors = issues.slice(0, 100).map((issue): ProblemError => {
     const { path, detail } = describe(issue, part)
     if (part === 'body') {
       return { detail, pointer: '#' + path.split('/').map(encodeURIComponent).join('/') }
     }
-    const name = path.split('/')[1] ?? ''
+    // Parameters are flat: the first segment names the parameter.
+    const name = path.replace(/^\/([^/]*).*$/s, '$1')
     return { detail, parameter: name.replace(/~1/g, '/').replace(/~0/g, '~') }
   })
   return new ValidationError(part, errors)
 }
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const known = error instanceof ApiError ? error : 'validation' in error && error.validation !== undefined ? validationError(error) : null
+  const known = error instanceof ApiError
+    ? error
+    : 'validation' in error && error.validation !== undefined
+      ? validationError(error.validation, error.validationContext as RequestPart)
+      : null
   if (known !== null) {
     const { statusCode: status, type, message: detail, errors, title } = known
     return sendProblem(reply, { type, status, detail, ...(errors && { errors }), ...(title && { title }) })

@@ -1,7 +1,8 @@
 // Process entry: reads the config, starts the service, and shuts it down gracefully on SIGINT/SIGTERM.
+import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { type ConfigError, loadConfig } from './config.js'
 
 function fail (message: string): never {
   console.error(`books-students-api: ${message}`)
@@ -12,16 +13,15 @@ let config
 try {
   config = loadConfig(process.env)
 } catch (error) {
-  if (error instanceof ConfigError) fail(error.message)
-  throw error
+  fail((error as ConfigError).message)
 }
 
 const app = await buildApp(config).catch((error: Error) => fail(`cannot start: ${error.message}`))
 
 // On a signal: stop accepting connections, let in-flight requests finish, close the database, exit 0.
+// An uncaught error takes the same path (its err is logged) and exits 1.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
-  else app.log.info({ signal }, 'shutting down')
+  app.log.info({ signal, err }, 'shutting down')
   await app.close()
 })
 
@@ -32,7 +32,6 @@ try {
   fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
 }
 
-const address = app.server.address()
-const port = typeof address === 'object' && address !== null ? address.port : config.port
+const { port } = app.server.address() as AddressInfo
 const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)

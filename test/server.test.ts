@@ -85,3 +85,12 @@ t.test('a port already in use stops the start with one line', async t => {
   const err = await start({ DATABASE_PATH: join(dir, 'b.sqlite'), PORT: port }).catch((error: Error) => error)
   t.match(err, { message: new RegExp(`exited with 1: books-students-api: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE`) })
 })
+
+t.test('an IPv6 host is printed in brackets and served', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const running = await start({ DATABASE_PATH: join(dir, 'v6.sqlite'), HOST: '::1' })
+  t.match(running.origin, /^http:\/\/\[::1\]:\d+$/)
+  t.equal((await fetch(`${running.origin}/books`)).status, 200)
+  t.equal(await stop(running, 'SIGTERM'), 0)
+})

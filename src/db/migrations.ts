@@ -50,7 +50,7 @@ export const migrations: readonly Migration[] = [
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
 export function migrate (db: Database, all: readonly Migration[] = migrations): void {
   const current = db.pragma('user_version', { simple: true }) as number
-  const latest = all.at(-1)?.version ?? 0
+  const latest = Math.max(0, ...all.map(m => m.version))
   if (current > latest) {
     throw new Error(`database schema version ${current} is newer than this service knows (${latest}); refusing to start`)
   }

@@ -1,4 +1,4 @@
-// Storage below the HTTP layer: migrations, ISBN rules, and the repositories without Fastify.
+// Below the HTTP layer: migrations, repositories, ISBN and input rules, cursors — no Fastify.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +6,8 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { openDatabase } from '../src/db/database.js'
 import { migrate, migrations } from '../src/db/migrations.js'
+import { CursorCodec } from '../src/cursor.js'
+import { studentValues } from '../src/handlers/input.js'
 import { toIsbn13 } from '../src/isbn.js'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
 
@@ -65,4 +67,26 @@ t.test('repositories page by creation order and report unique violations by fiel
   await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
     { statusCode: 409, message: 'Another student already has this email' })
   t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }), null)
+})
+
+t.test('repositories pass on storage errors other than a unique violation', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  t.teardown(() => repositories.close())
+  // The table's CHECK constraint is the last line of defence behind the contract's enum.
+  const bogus = { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'expelled' as 'active' }
+  await t.rejects(repositories.students.create(bogus), { code: 'SQLITE_CONSTRAINT_CHECK' })
+})
+
+t.test('CursorCodec round-trips positions and refuses anything it did not sign for that list', async t => {
+  const codec = new CursorCodec(Buffer.alloc(32, 1))
+  const cursor = codec.encode('/books', '42')
+  t.match(cursor, /^[\w-]+\.[\w-]+$/)
+  t.equal(codec.decode('/books', cursor), '42')
+  t.equal(codec.decode('/api/students', cursor), null, 'foreign list')
+  t.equal(new CursorCodec(Buffer.alloc(32, 2)).decode('/books', cursor), null, 'another secret')
+  for (const bad of ['', '42', 'a.b.c', `${cursor}x`, cursor.replace('.', '.A')]) t.equal(codec.decode('/books', bad), null, bad)
+})
+
+t.test('studentValues makes an omitted status active and optional fields null', async t => {
+  t.same(studentValues({ name: 'Ada', email: 'ada@example.org' }), { name: 'Ada', email: 'ada@example.org', enrollment_year: null, status: 'active' })
 })
