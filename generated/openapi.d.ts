@@ -399,11 +399,27 @@ export interface components {
     requestBodies: {
         BookInput: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Dune",
+                 *       "author": "Frank Herbert",
+                 *       "isbn": "978-0-441-01359-3",
+                 *       "published_year": 1965
+                 *     }
+                 */
                 "application/json": components["schemas"]["BookInput"];
             };
         };
         StudentInput: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace",
+                 *       "email": "ada@example.org",
+                 *       "enrollment_year": 2025,
+                 *       "status": "active"
+                 *     }
+                 */
                 "application/json": components["schemas"]["StudentInput"];
             };
         };
