@@ -1,0 +1,68 @@
+// The typed client SDK (`books-students-api/client`): openapi-fetch driven by the types generated from openapi.yaml.
+import createFetchClient, { type Client } from 'openapi-fetch'
+import type { components, paths } from '../generated/openapi.js'
+
+export type { components, paths }
+export type Book = components['schemas']['Book']
+export type BookInput = components['schemas']['BookInput']
+export type Student = components['schemas']['Student']
+export type StudentInput = components['schemas']['StudentInput']
+/** Every 4xx/5xx body: RFC 9457 problem details. */
+export type Problem = components['schemas']['Problem']
+
+/** The paged lists, and the record type each one yields. */
+export type ListPath = '/books' | '/api/students'
+export type ItemOf<P extends ListPath> = paths[P]['get']['responses'][200]['content']['application/json']['items'][number]
+
+/** A problem answer, thrown where the client cannot hand it back as a value (inside an iteration). */
+export class ProblemError extends Error {
+  readonly problem: Problem
+  constructor (problem: Problem) {
+    super(`${problem.status} ${problem.title}: ${problem.detail ?? problem.type}`)
+    this.name = 'ProblemError'
+    this.problem = problem
+  }
+}
+
+export interface ClientOptions {
+  /** Origin (and optional path prefix) of the API, e.g. `https://books.example.org`. */
+  baseUrl: string
+  /** Sent on every request as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string
+  /** Extra headers for every request. */
+  headers?: Record<string, string>
+  /** A fetch to use instead of the global one (proxies, instrumentation, tests). */
+  fetch?: (input: Request) => Promise<Response>
+}
+
+export interface BooksStudentsClient extends Client<paths> {
+  /**
+   * Every record of a list, page after page, following `next_cursor` until it is null.
+   * A problem answer on any page is thrown as a ProblemError.
+   */
+  all<P extends ListPath>(path: P, options?: { limit?: number }): AsyncGenerator<ItemOf<P>, void, undefined>
+}
+
+export function createClient (options: ClientOptions): BooksStudentsClient {
+  const client = createFetchClient<paths>({
+    baseUrl: options.baseUrl,
+    fetch: options.fetch,
+    headers: {
+      ...options.headers,
+      ...(options.apiKey !== undefined && { authorization: `Bearer ${options.apiKey}` })
+    }
+  })
+
+  async function * all<P extends ListPath> (path: P, { limit }: { limit?: number } = {}): AsyncGenerator<ItemOf<P>, void, undefined> {
+    let cursor: string | undefined
+    do {
+      const { data, error } = await client.GET(path as ListPath, { params: { query: { limit, cursor } } })
+      if (error !== undefined) throw new ProblemError(error)
+      // openapi-fetch types a union path's page as either list's; `path` decides which one it is.
+      yield * data.items as ItemOf<P>[]
+      cursor = data.next_cursor ?? undefined
+    } while (cursor !== undefined)
+  }
+
+  return Object.assign(client, { all })
+}

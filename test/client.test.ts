@@ -1,0 +1,131 @@
+// The client SDK against the service on a real port: every operation, typed problems, paging, auth and the package entry point.
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import t, { type Test } from 'tap'
+import { buildApp } from '../src/app.js'
+import { createClient, type ClientOptions, ProblemError } from '../src/client.js'
+import { loadConfig } from '../src/config.js'
+import { ada, dune } from './helper.js'
+
+async function listen (t: Test): Promise<string> {
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent' }))
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+}
+
+t.test('every operation works through the client on a real socket', async t => {
+  const client = createClient({ baseUrl: await listen(t) })
+
+  const created = await client.POST('/books', { body: dune })
+  t.equal(created.response.status, 201)
+  const book = created.data!
+  t.match(book, { title: 'Dune', author: 'Frank Herbert', isbn: '9780441013593', published_year: 1965 })
+  t.equal(created.response.headers.get('location'), `/books/${book.book_id}`)
+
+  t.same((await client.GET('/books/{book_id}', { params: { path: { book_id: book.book_id } } })).data, book)
+  t.same((await client.GET('/books')).data, { items: [book], next_cursor: null })
+  const replaced = await client.PUT('/books/{book_id}', {
+    params: { path: { book_id: book.book_id } },
+    body: { title: 'Dune Messiah', author: 'Frank Herbert' }
+  })
+  t.match(replaced.data, { book_id: book.book_id, title: 'Dune Messiah', isbn: null, published_year: null })
+  const deleted = await client.DELETE('/books/{book_id}', { params: { path: { book_id: book.book_id } } })
+  t.equal(deleted.response.status, 204)
+  t.equal(deleted.data, undefined)
+
+  const student = (await client.POST('/api/students', { body: { name: ada.name, email: ada.email } })).data!
+  t.match(student, { name: 'Ada Lovelace', email: 'ada@example.org', status: 'active', enrollment_year: null })
+  t.same((await client.GET('/api/students/{student_id}', { params: { path: { student_id: student.student_id } } })).data, student)
+  t.same((await client.GET('/api/students', { params: { query: { limit: 5 } } })).data, { items: [student], next_cursor: null })
+  const graduated = await client.PUT('/api/students/{student_id}', {
+    params: { path: { student_id: student.student_id } },
+    body: { name: 'Ada Lovelace', email: 'ada@example.org', status: 'graduated' }
+  })
+  t.equal(graduated.data!.status, 'graduated')
+})
+
+t.test('problem answers arrive as typed problem details', async t => {
+  const client = createClient({ baseUrl: await listen(t) })
+  const missing = await client.GET('/books/{book_id}', { params: { path: { book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60' } } })
+  t.equal(missing.data, undefined)
+  t.equal(missing.error!.status, 404)
+  t.equal(missing.error!.type, 'about:blank')
+  t.equal(missing.response.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+
+  await client.POST('/books', { body: dune })
+  const duplicate = await client.POST('/books', { body: dune })
+  t.match(duplicate.error, { status: 409, type: '/problems/already-exists' })
+
+  const invalid = await client.POST('/books', { body: { title: '', author: 'X' } })
+  t.equal(invalid.error!.status, 400)
+  t.match(invalid.error!.errors, [{ pointer: '#/title' }])
+})
+
+t.test('all() yields every record across pages, in creation order', async t => {
+  const client = createClient({ baseUrl: await listen(t) })
+  const titles = Array.from({ length: 7 }, (_, i) => `Book ${i}`)
+  for (const title of titles) await client.POST('/books', { body: { title, author: 'A' } })
+  for (let i = 0; i < 3; i++) await client.POST('/api/students', { body: { name: `S${i}`, email: `s${i}@example.org` } })
+
+  const seen: string[] = []
+  for await (const book of client.all('/books', { limit: 3 })) seen.push(book.title)
+  t.same(seen, titles, 'three pages of 3, 3 and 1')
+
+  const students: string[] = []
+  for await (const student of client.all('/api/students')) students.push(student.email)
+  t.same(students, ['s0@example.org', 's1@example.org', 's2@example.org'])
+
+  const empty = createClient({ baseUrl: await listen(t) })
+  for await (const book of empty.all('/books')) t.fail(`unexpected ${book.title}`)
+})
+
+t.test('all() throws the problem of a refused page', async t => {
+  const client = createClient({ baseUrl: await listen(t) })
+  const pages = client.all('/books', { limit: 101 })
+  const error = await pages.next().then(() => undefined, (e: unknown) => e)
+  t.ok(error instanceof ProblemError, 'a ProblemError')
+  t.equal((error as ProblemError).problem.status, 400)
+  t.equal((error as ProblemError).problem.errors?.[0]?.parameter, 'limit')
+  t.match((error as Error).message, /^400 Request validation failed: /)
+  // A problem from a proxy or gateway may carry no detail; the message still says what it is.
+  t.equal(new ProblemError({ type: 'about:blank', title: 'Bad Gateway', status: 502 }).message, '502 Bad Gateway: about:blank')
+})
+
+t.test('apiKey and headers options go on every request', async t => {
+  const baseUrl = await listen(t)
+  const sent: Headers[] = []
+  const options: ClientOptions = {
+    baseUrl,
+    apiKey: 'k-123',
+    headers: { 'x-request-id': 'sdk-test' },
+    fetch: request => {
+      sent.push(request.headers)
+      return fetch(request)
+    }
+  }
+  const client = createClient(options)
+  const res = await client.GET('/books')
+  await client.POST('/books', { body: dune })
+  t.equal(res.response.headers.get('x-request-id'), 'sdk-test')
+  t.same(sent.map(h => h.get('authorization')), ['Bearer k-123', 'Bearer k-123'])
+
+  const anonymous: Headers[] = []
+  await createClient({ baseUrl, fetch: r => { anonymous.push(r.headers); return fetch(r) } }).GET('/books')
+  t.equal(anonymous[0]!.get('authorization'), null, 'no Authorization header without an apiKey')
+})
+
+t.test('the package exports the client as books-students-api/client', async t => {
+  // The entry point is the built dist/ (npm test builds first); it must load in plain Node, outside tap's loader.
+  t.ok(existsSync(new URL('../dist/client.d.ts', import.meta.url)), 'its type declarations are built')
+  const { PATH, HOME } = process.env
+  const script = "const { createClient } = await import('books-students-api/client'); " +
+    "const c = createClient({ baseUrl: 'http://127.0.0.1:1' }); console.log(typeof c.GET, typeof c.all)"
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('..', import.meta.url),
+    env: { PATH, HOME }
+  })
+  t.equal(stdout, 'function function\n')
+})

@@ -1,0 +1,73 @@
+// Swagger UI in a real headless Chromium: operations grouped by resource, Try it out creates a book, then reads it back.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { spec } from './contract.js'
+
+// Debian's chromium (installed by .ci/run), never a downloaded browser. Without the networking flags it
+// keeps trying to reach Google's hosts, which this closed network refuses.
+const executablePath = '/usr/bin/chromium'
+const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
+
+// Starting a browser on a busy 2-core machine can be slow; tap's 30 s default is too tight here.
+t.setTimeout(180_000)
+
+t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', async t => {
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent' }))
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+
+  const profile = mkdtempSync(join(tmpdir(), 'bsa-chromium-'))
+  t.teardown(() => rmSync(profile, { recursive: true, force: true }))
+  const browser = await chromium.launchPersistentContext(profile, { executablePath, args, headless: true })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  page.setDefaultTimeout(30_000)
+
+  await page.goto(`${origin}/docs`)
+  await page.locator('.opblock').first().waitFor()
+  t.same(await page.locator('.opblock-tag').allInnerTexts().then(tags => tags.map(tag => tag.split('\n')[0]!.trim())),
+    ['books', 'students'], 'operations grouped by resource')
+  t.equal(await page.locator('.opblock-tag-section:has(#operations-tag-books) .opblock').count(), 5,
+    'five book operations')
+  t.equal(await page.locator('.opblock').count(), 9, 'nine operations in all')
+  if (spec['components']['securitySchemes'] !== undefined) {
+    t.ok(await page.locator('.btn.authorize').isVisible(), 'an Authorize button once the contract declares authentication')
+  }
+
+  // Create: the request body editor is prefilled from the contract's example (Dune).
+  const create = page.locator('#operations-books-createBook')
+  await create.locator('.opblock-summary').click()
+  const tryOut = create.locator('.try-out__btn')
+  if (await tryOut.innerText() === 'Try it out') await tryOut.click()
+  t.match(await create.locator('textarea.body-param__text').inputValue(), /"title": "Dune"/, 'body prefilled from the example')
+  await create.locator('button.execute').click()
+  const created = create.locator('.live-responses-table .response')
+  await created.locator('.response-col_status').filter({ hasText: '201' }).waitFor()
+  const body = JSON.parse(await created.locator('.response-col_description pre.microlight').first().innerText())
+  t.match(body, { title: 'Dune', author: 'Frank Herbert', isbn: '9780441013593', published_year: 1965 }, 'the 201 body is rendered')
+
+  // Read it back by id.
+  const get = page.locator('#operations-books-getBook')
+  await get.locator('.opblock-summary').click()
+  const getTryOut = get.locator('.try-out__btn')
+  if (await getTryOut.innerText() === 'Try it out') await getTryOut.click()
+  await get.locator('tr[data-param-name="book_id"] input').fill(body.book_id)
+  await get.locator('button.execute').click()
+  const fetched = get.locator('.live-responses-table .response')
+  await fetched.locator('.response-col_status').filter({ hasText: '200' }).waitFor()
+  t.same(JSON.parse(await fetched.locator('.response-col_description pre.microlight').first().innerText()), body,
+    'GET /books/{book_id} shows the created book')
+
+  mkdirSync(artifacts, { recursive: true })
+  await page.screenshot({ path: join(artifacts, 'swagger-ui.png'), fullPage: true })
+})
