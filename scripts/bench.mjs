@@ -22,7 +22,8 @@ const usage = `usage: npm run bench -- [options]
   --connections N      concurrent connections (default 32)
   --write              also write the result into BENCHMARKS.md (between its bench markers)
   --no-build           use the existing dist/ instead of running npm run build
-  --log FILE           keep the service's log there (default: written to /dev/null)`
+  --log FILE           keep the service's log there (default: written to /dev/null)
+  --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR`
 
 const { values: opts } = parseArgs({
   options: {
@@ -36,6 +37,7 @@ const { values: opts } = parseArgs({
     write: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     log: { type: 'string', default: '/dev/null' },
+    profile: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false }
   }
 })
@@ -96,9 +98,9 @@ async function freePort () {
 }
 
 /** Starts `script` on core 0 and waits until it answers HTTP; `check` is a path that must answer 2xx. */
-async function startServer (name, script, env, check, logTo = 'ignore') {
+async function startServer (name, script, env, check, logTo = 'ignore', nodeOptions = []) {
   const port = await freePort()
-  const node = [process.execPath, script]
+  const node = [process.execPath, ...nodeOptions, script]
   const [file, ...args] = hasTaskset ? ['taskset', '-c', '0', ...node] : node
   // taskset execs node, so the pid is the server's own and /proc/<pid>/stat is its CPU time.
   const child = spawn(file, args, {
@@ -384,7 +386,7 @@ async function runService (dbPath, list, ceilingRows, steps) {
     DATABASE_PATH: dbPath,
     LOG_LEVEL: 'info',
     ADMIN_API_KEY: apiKey
-  }, '/books?limit=1', log)
+  }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
   closeSync(log)
   try {
     const rows = []
