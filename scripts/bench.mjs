@@ -23,6 +23,8 @@ const usage = `usage: npm run bench -- [options]
   --write              also write the result into BENCHMARKS.md (between its bench markers)
   --no-build           use the existing dist/ instead of running npm run build
   --log FILE           keep the service's log there (default: written to /dev/null)
+  --only ID,ID         only these scenarios: get-book, list-first, list-deep, post-book, put-book,
+                       get-student, mix
   --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR`
 
 const { values: opts } = parseArgs({
@@ -38,6 +40,7 @@ const { values: opts } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     log: { type: 'string', default: '/dev/null' },
     profile: { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false }
   }
 })
@@ -221,6 +224,11 @@ const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'applicatio
 const request = (req, method, path, body) => ({ ...req, method, path, body, headers: { ...headers } })
 
 function scenarios (sample, deepCursor) {
+  const only = opts.only?.split(',')
+  return allScenarios(sample, deepCursor).filter(s => only === undefined || only.includes(s.id))
+}
+
+function allScenarios (sample, deepCursor) {
   const getBook = req => request(req, 'GET', `/books/${pick(sample.books).book_id}`)
   const postBook = req => request(req, 'POST', '/books', bookBody())
   const putBook = req => {
@@ -417,6 +425,7 @@ async function main () {
     if (!seeded.ok) throw new Error(`the ceiling refused its seed: ${seeded.status}`)
 
     const list = scenarios(first.sample, first.deepCursor)
+    if (list.length === 0) throw new Error(`--only names no scenario (got ${opts.only})`)
     const steps = list.length * (1 + sizes.length)
     const ceilingRows = []
     for (const scenario of list) ceilingRows.push(await measure(ceiling, scenario, 'ceiling', steps))
