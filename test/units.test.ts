@@ -48,7 +48,7 @@ t.test('openDatabase creates the folder, uses WAL and keeps data across opens', 
   db.close()
   const second = openSqliteRepositories(path)
   t.teardown(() => second.close())
-  t.same(await second.books.get(book.book_id), book)
+  t.same(await second.books.get(book.record.book_id), book)
   t.same(await second.cursorSecret(), secret, 'cursors stay valid across restarts')
 })
 
@@ -61,12 +61,12 @@ t.test('repositories page by creation order and report unique violations by fiel
     created.push(await students.create({ name, email: `${name}@example.org`, enrollment_year: null, status: 'active' }))
   }
   const first = await students.list(2, null)
-  t.same(first.items, created.slice(0, 2))
+  t.same(first.items, created.slice(0, 2).map(c => c.record))
   const second = await students.list(2, first.after)
-  t.same(second, { items: created.slice(2), after: null })
+  t.same(second, { items: created.slice(2).map(c => c.record), after: null })
   await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
     { statusCode: 409, message: 'Another student already has this email' })
-  t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }), null)
+  t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }, null), null)
 })
 
 t.test('repositories pass on storage errors other than a unique violation', async t => {
