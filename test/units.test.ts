@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { validatorCompiler } from '../src/validation.js'
 import { openDatabase } from '../src/db/database.js'
 import { migrate, migrations } from '../src/db/migrations.js'
 import { CursorCodec } from '../src/cursor.js'
@@ -89,4 +90,13 @@ t.test('CursorCodec round-trips positions and refuses anything it did not sign f
 
 t.test('studentValues makes an omitted status active and optional fields null', async t => {
   t.same(studentValues({ name: 'Ada', email: 'ada@example.org' }), { name: 'Ada', email: 'ada@example.org', enrollment_year: null, status: 'active' })
+})
+
+t.test('header schemas match the lowercased request headers whatever case the contract spells them in', async t => {
+  const validate = validatorCompiler({ schema: { type: 'object', properties: { 'X-Key': { type: 'string', maxLength: 2 } }, required: ['X-Key'] }, method: 'GET', url: '/', httpPart: 'headers' }) as (v: unknown) => boolean
+  t.ok(validate({ 'x-key': 'ab' }))
+  t.notOk(validate({ 'x-key': 'abc' }), 'the property is checked')
+  t.notOk(validate({}), 'and required')
+  const bare = validatorCompiler({ schema: { type: 'object' }, method: 'GET', url: '/', httpPart: 'headers' }) as (v: unknown) => boolean
+  t.ok(bare({ anything: 'x' }))
 })
