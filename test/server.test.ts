@@ -8,6 +8,9 @@ import t from 'tap'
 import { dune } from './helper.js'
 import { serverEntry, start, stop } from './process.js'
 
+// Six starts of a TypeScript child process, beside the other process tests, can outlast tap's default 30 s.
+t.setTimeout(90_000)
+
 t.test('the server answers over a real socket, prints where it is, and keeps data across a restart', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

@@ -100,3 +100,14 @@ t.test('header schemas match the lowercased request headers whatever case the co
   const bare = validatorCompiler({ schema: { type: 'object' }, method: 'GET', url: '/', httpPart: 'headers' }) as (v: unknown) => boolean
   t.ok(bare({ anything: 'x' }))
 })
+
+t.test('openDatabase flushes every commit to disk with synchronous full, and not by default', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-sync-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const full = openDatabase(join(dir, 'full.sqlite'), { synchronous: 'full' })
+  t.equal(full.pragma('synchronous', { simple: true }), 2, 'FULL')
+  full.close()
+  const normal = openDatabase(join(dir, 'normal.sqlite'))
+  t.equal(normal.pragma('synchronous', { simple: true }), 1, 'NORMAL')
+  normal.close()
+})
