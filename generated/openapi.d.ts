@@ -14,7 +14,10 @@ export interface paths {
          */
         get: operations["listBooks"];
         put?: never;
-        /** Create a book */
+        /**
+         * Create a book
+         * @description With an `Idempotency-Key`, a retry of the same request answers the stored first response and creates nothing.
+         */
         post: operations["createBook"];
         delete?: never;
         options?: never;
@@ -39,13 +42,13 @@ export interface paths {
         get: operations["getBook"];
         /**
          * Replace a book
-         * @description Replaces every writable field; an omitted optional field is cleared. Never creates.
+         * @description Replaces every writable field; an omitted optional field is cleared. Never creates. With `If-Match`, replaces only if the book is still as the caller saw it.
          */
         put: operations["updateBook"];
         post?: never;
         /**
          * Delete a book
-         * @description Deletes the book for good; its id is never reused.
+         * @description Deletes the book for good; its id is never reused. With `If-Match`, deletes only if the book is still as the caller saw it.
          */
         delete: operations["deleteBook"];
         options?: never;
@@ -66,7 +69,10 @@ export interface paths {
          */
         get: operations["listStudents"];
         put?: never;
-        /** Create a student */
+        /**
+         * Create a student
+         * @description With an `Idempotency-Key`, a retry of the same request answers the stored first response and creates nothing.
+         */
         post: operations["createStudent"];
         delete?: never;
         options?: never;
@@ -91,7 +97,7 @@ export interface paths {
         get: operations["getStudent"];
         /**
          * Replace a student
-         * @description Replaces every writable field; an omitted optional field is cleared and an omitted `status` becomes `active`. Never creates.
+         * @description Replaces every writable field; an omitted optional field is cleared and an omitted `status` becomes `active`. Never creates. With `If-Match`, replaces only if the student is still as the caller saw it.
          */
         put: operations["updateStudent"];
         post?: never;
@@ -349,6 +355,41 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Another record already holds a value that must be unique (a book's `isbn`, a student's `email`), or a request with the same `Idempotency-Key` is still being handled. */
+        CreateConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The record still has the `ETag` given in `If-None-Match`; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The record's current `ETag` is not one given in `If-Match` (someone changed it since); nothing was changed. GET it again, reapply the change, and retry with the new tag. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with a different request body. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is larger than the server accepts (64 KiB by default). */
         ContentTooLarge: {
             headers: {
@@ -395,6 +436,21 @@ export interface components {
         Limit: number;
         /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
         Cursor: string;
+        /**
+         * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
+         * @example "3-Yk1x9QhZ2w"
+         */
+        IfMatch: string;
+        /**
+         * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
+         * @example "3-Yk1x9QhZ2w"
+         */
+        IfNoneMatch: string;
+        /**
+         * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        IdempotencyKey: string;
     };
     requestBodies: {
         BookInput: {
@@ -425,6 +481,16 @@ export interface components {
         };
     };
     headers: {
+        /**
+         * @description Strong entity tag of the record; it changes whenever the record changes.
+         * @example "3-Yk1x9QhZ2w"
+         */
+        ETag: string;
+        /**
+         * @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`.
+         * @example true
+         */
+        IdempotentReplayed: "true";
         /** @description Path of the created record. */
         Location: string;
         /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&cursor=…>; rel="next"`. Same URL as `next_cursor` implies. */
@@ -469,16 +535,24 @@ export interface operations {
     createBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: components["requestBodies"]["BookInput"];
         responses: {
-            /** @description The book was created. */
+            /** @description The book was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -487,16 +561,23 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             406: components["responses"]["NotAcceptable"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
         };
     };
     getBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
+                 * @example "3-Yk1x9QhZ2w"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The book's id, as returned when it was created.
@@ -511,12 +592,14 @@ export interface operations {
             /** @description The book. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
@@ -526,7 +609,13 @@ export interface operations {
     updateBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
+                 * @example "3-Yk1x9QhZ2w"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The book's id, as returned when it was created.
@@ -541,6 +630,7 @@ export interface operations {
             /** @description The book as stored after the update. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -551,6 +641,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -559,7 +650,13 @@ export interface operations {
     deleteBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
+                 * @example "3-Yk1x9QhZ2w"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The book's id, as returned when it was created.
@@ -581,6 +678,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -619,16 +717,24 @@ export interface operations {
     createStudent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: components["requestBodies"]["StudentInput"];
         responses: {
-            /** @description The student was created. */
+            /** @description The student was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -637,16 +743,23 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             406: components["responses"]["NotAcceptable"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
         };
     };
     getStudent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
+                 * @example "3-Yk1x9QhZ2w"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The student's id, as returned when they were created.
@@ -661,12 +774,14 @@ export interface operations {
             /** @description The student. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Student"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
@@ -676,7 +791,13 @@ export interface operations {
     updateStudent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
+                 * @example "3-Yk1x9QhZ2w"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The student's id, as returned when they were created.
@@ -691,6 +812,7 @@ export interface operations {
             /** @description The student as stored after the update. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -701,6 +823,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

@@ -28,7 +28,7 @@ export interface AppDependencies {
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
-  const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath)
+  const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
   const app = Fastify({
     logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     bodyLimit: config.bodyLimit,
@@ -56,7 +56,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
 
   await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
-  const handlers = await serviceHandlers(repositories)
+  const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {
     await operations.register(openapiGlue, { specification: specPath, serviceHandlers: handlers, securityHandlers: {} })
   })

@@ -1,4 +1,5 @@
 // The service's configuration: one typed value, read from the environment and validated once at start.
+import type { Synchronous } from './db/database.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const logLevels: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -14,6 +15,10 @@ export interface Config {
   logLevel: LogLevel
   /** Largest accepted request body in bytes (`BODY_LIMIT`). */
   bodyLimit: number
+  /** SQLite synchronous mode (`DATABASE_SYNCHRONOUS`): `normal` survives a process crash, `full` also a power loss. */
+  databaseSynchronous: Synchronous
+  /** How long an Idempotency-Key and its response are kept (`IDEMPOTENCY_TTL_SECONDS`). */
+  idempotencyTtlSeconds: number
 }
 
 export const defaults: Readonly<Config> = {
@@ -21,7 +26,9 @@ export const defaults: Readonly<Config> = {
   host: '127.0.0.1',
   databasePath: './data/books-students.sqlite',
   logLevel: 'info',
-  bodyLimit: 64 * 1024
+  bodyLimit: 64 * 1024,
+  databaseSynchronous: 'normal',
+  idempotencyTtlSeconds: 24 * 60 * 60
 }
 
 /** A configuration value that cannot be used; its message is one line naming the variable. */
@@ -55,6 +62,12 @@ function logLevel (env: Env): LogLevel {
   return level
 }
 
+function synchronous (env: Env): Synchronous {
+  const raw = text(env, 'DATABASE_SYNCHRONOUS', defaults.databaseSynchronous)
+  if (raw !== 'normal' && raw !== 'full') throw new ConfigError(`DATABASE_SYNCHRONOUS must be normal or full (got ${JSON.stringify(raw)})`)
+  return raw
+}
+
 /**
  * Reads the configuration from `env` (usually `process.env`); explicit `overrides` win over the
  * environment, which wins over the defaults. Throws a ConfigError on the first unusable value.
@@ -66,6 +79,8 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     databasePath: text(env, 'DATABASE_PATH', defaults.databasePath),
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024, 16 * 1024 * 1024, defaults.bodyLimit),
+    databaseSynchronous: synchronous(env),
+    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 60, 30 * 24 * 60 * 60, defaults.idempotencyTtlSeconds),
     ...overrides
   }
 }

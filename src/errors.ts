@@ -26,6 +26,27 @@ export class DuplicateError extends ApiError {
   }
 }
 
+/** If-Match named no current tag of the record: someone changed it since the caller read it. */
+export class PreconditionFailedError extends ApiError {
+  constructor (kind: string) {
+    super(412, '/problems/precondition-failed', `The ${kind} has changed since the ETag in If-Match was issued`)
+  }
+}
+
+/** The Idempotency-Key was used before with a different request body. */
+export class IdempotencyKeyReusedError extends ApiError {
+  constructor () {
+    super(422, '/problems/idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  }
+}
+
+/** The first request with this Idempotency-Key has not finished yet. */
+export class IdempotencyKeyInUseError extends ApiError {
+  constructor () {
+    super(409, '/problems/idempotency-key-in-use', 'A request with this Idempotency-Key is still being handled; retry later')
+  }
+}
+
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers'
 
 const partNames: Record<RequestPart, string> = {

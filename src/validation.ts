@@ -22,5 +22,21 @@ const bodies = ajv({ coerceTypes: false })
 /** Path and query values arrive as strings and are coerced to the declared types. */
 const strings = ajv({ coerceTypes: 'array' })
 
+type ObjectSchema = { properties?: Record<string, unknown>, required?: string[] }
+
+/**
+ * Node lowercases request header names, and Fastify lowercases header schemas only for its own
+ * compiler; with ours, `Idempotency-Key` from the contract would never meet `idempotency-key`.
+ */
+function lowerCaseHeaders (schema: ObjectSchema): ObjectSchema {
+  return {
+    ...schema,
+    ...(schema.properties && { properties: Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k.toLowerCase(), v])) }),
+    ...(schema.required && { required: schema.required.map(k => k.toLowerCase()) })
+  }
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodies : strings).compile(schema)
+  httpPart === 'body'
+    ? bodies.compile(schema)
+    : strings.compile(httpPart === 'headers' ? lowerCaseHeaders(schema) : schema)

@@ -53,8 +53,11 @@ export function operationFor (method: string, url: string): Operation | undefine
   return operation && { path: template.path, method: lower, operationId: operation.operationId }
 }
 
+// Request headers with a meaning in the contract: sending one to an operation that does not declare it is a test bug.
+const contractHeaders = ['if-match', 'if-none-match', 'idempotency-key']
+
 /** The problems of `res` against the contract, as readable lines (empty when it conforms). */
-export function contractProblems (method: string, url: string, res: InjectResponse): string[] {
+export function contractProblems (method: string, url: string, res: InjectResponse, requestHeaders: Record<string, unknown> = {}): string[] {
   const problems: string[] = []
   const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim()
   const operation = operationFor(method, url)
@@ -65,12 +68,25 @@ export function contractProblems (method: string, url: string, res: InjectRespon
     response = resolve({ $ref: '#/components/responses/NotFound' }, '')
   } else {
     const pointer = `#/paths/${escape(operation.path)}/${operation.method}/responses/${res.statusCode}`
-    const declared = spec['paths'][operation.path][operation.method].responses[String(res.statusCode)]
-    if (declared === undefined) return [`${operation.operationId} does not declare status ${res.statusCode}`]
+    const item = spec['paths'][operation.path]
+    const parameters = [...item.parameters ?? [], ...item[operation.method].parameters ?? []].map((p: Json) => resolve(p, '').node)
+    for (const name of Object.keys(requestHeaders).map(h => h.toLowerCase()).filter(h => contractHeaders.includes(h))) {
+      if (!parameters.some(p => p['in'] === 'header' && String(p['name']).toLowerCase() === name)) {
+        problems.push(`${operation.operationId} does not declare the request header ${name}`)
+      }
+    }
+    const declared = item[operation.method].responses[String(res.statusCode)]
+    if (declared === undefined) return [...problems, `${operation.operationId} does not declare status ${res.statusCode}`]
     response = resolve(declared, pointer)
     for (const [name, header] of Object.entries<Json>(response.node['headers'] ?? {})) {
-      const required = resolve(header, '').node['required'] === true
-      if (required && res.headers[name.toLowerCase()] === undefined) problems.push(`${operation.operationId} ${res.statusCode} lacks the ${name} header`)
+      const { node, pointer: headerPointer } = resolve(header, `${response.pointer}/headers/${escape(name)}`)
+      const value = res.headers[name.toLowerCase()]
+      if (value === undefined) {
+        if (node['required'] === true) problems.push(`${operation.operationId} ${res.statusCode} lacks the ${name} header`)
+        continue
+      }
+      const validate = validatorAt(`${headerPointer}/schema`)
+      if (!validate(String(value))) problems.push(`${name} header ${JSON.stringify(value)} ${validate.errors?.[0]?.message}`)
     }
   }
   const content: Json | undefined = response.node['content']

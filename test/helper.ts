@@ -21,7 +21,7 @@ export async function build (t: Test, overrides: Partial<Config> = {}, dependenc
       const res = await app.inject(options)
       const method = options.method ?? 'GET'
       const url = String(options.url ?? '/')
-      t.same(contractProblems(method, url, res), [], `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`)
+      t.same(contractProblems(method, url, res, options.headers ?? {}), [], `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`)
       return res
     }
   }

@@ -1,43 +1,15 @@
 // The process as an operator runs it: a real socket, a file database that survives restarts, signals, bad config.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { dune } from './helper.js'
+import { serverEntry, start, stop } from './process.js'
 
-const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
-
-interface Running {
-  child: ChildProcess
-  origin: string
-  output: () => string
-}
-
-function start (env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let output = ''
-  child.stderr!.on('data', chunk => { output += chunk })
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', chunk => {
-      output += chunk
-      const origin = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (origin !== undefined) resolve({ child, origin, output: () => output })
-    })
-    child.on('exit', code => reject(new Error(`server exited with ${code}: ${output}`)))
-  })
-}
-
-async function stop (running: Running, signal: NodeJS.Signals): Promise<number | null> {
-  const exited = once(running.child, 'exit')
-  running.child.kill(signal)
-  const [code] = await exited
-  return code
-}
+// Six starts of a TypeScript child process, beside the other process tests, can outlast tap's default 30 s.
+t.setTimeout(90_000)
 
 t.test('the server answers over a real socket, prints where it is, and keeps data across a restart', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { validatorCompiler } from '../src/validation.js'
 import { openDatabase } from '../src/db/database.js'
 import { migrate, migrations } from '../src/db/migrations.js'
 import { CursorCodec } from '../src/cursor.js'
@@ -48,7 +49,7 @@ t.test('openDatabase creates the folder, uses WAL and keeps data across opens', 
   db.close()
   const second = openSqliteRepositories(path)
   t.teardown(() => second.close())
-  t.same(await second.books.get(book.book_id), book)
+  t.same(await second.books.get(book.record.book_id), book)
   t.same(await second.cursorSecret(), secret, 'cursors stay valid across restarts')
 })
 
@@ -61,12 +62,12 @@ t.test('repositories page by creation order and report unique violations by fiel
     created.push(await students.create({ name, email: `${name}@example.org`, enrollment_year: null, status: 'active' }))
   }
   const first = await students.list(2, null)
-  t.same(first.items, created.slice(0, 2))
+  t.same(first.items, created.slice(0, 2).map(c => c.record))
   const second = await students.list(2, first.after)
-  t.same(second, { items: created.slice(2), after: null })
+  t.same(second, { items: created.slice(2).map(c => c.record), after: null })
   await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
     { statusCode: 409, message: 'Another student already has this email' })
-  t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }), null)
+  t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }, null), null)
 })
 
 t.test('repositories pass on storage errors other than a unique violation', async t => {
@@ -89,4 +90,24 @@ t.test('CursorCodec round-trips positions and refuses anything it did not sign f
 
 t.test('studentValues makes an omitted status active and optional fields null', async t => {
   t.same(studentValues({ name: 'Ada', email: 'ada@example.org' }), { name: 'Ada', email: 'ada@example.org', enrollment_year: null, status: 'active' })
+})
+
+t.test('header schemas match the lowercased request headers whatever case the contract spells them in', async t => {
+  const validate = validatorCompiler({ schema: { type: 'object', properties: { 'X-Key': { type: 'string', maxLength: 2 } }, required: ['X-Key'] }, method: 'GET', url: '/', httpPart: 'headers' }) as (v: unknown) => boolean
+  t.ok(validate({ 'x-key': 'ab' }))
+  t.notOk(validate({ 'x-key': 'abc' }), 'the property is checked')
+  t.notOk(validate({}), 'and required')
+  const bare = validatorCompiler({ schema: { type: 'object' }, method: 'GET', url: '/', httpPart: 'headers' }) as (v: unknown) => boolean
+  t.ok(bare({ anything: 'x' }))
+})
+
+t.test('openDatabase flushes every commit to disk with synchronous full, and not by default', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-sync-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const full = openDatabase(join(dir, 'full.sqlite'), { synchronous: 'full' })
+  t.equal(full.pragma('synchronous', { simple: true }), 2, 'FULL')
+  full.close()
+  const normal = openDatabase(join(dir, 'normal.sqlite'))
+  t.equal(normal.pragma('synchronous', { simple: true }), 1, 'NORMAL')
+  normal.close()
 })

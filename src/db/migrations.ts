@@ -44,6 +44,28 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
       INSERT INTO settings (name, value) VALUES ('cursor_secret', randomblob(32));
     `
+  },
+  {
+    version: 2,
+    name: 'record revisions and idempotency keys',
+    // revision grows by one on every change, so ETags differ even for two writes in one millisecond.
+    // An idempotency key is stored in the transaction that creates its record, with the response to replay.
+    sql: `
+      ALTER TABLE books ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE students ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+
+      CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        headers TEXT NOT NULL,
+        body TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, key)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `
   }
 ]
 

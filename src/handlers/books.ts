@@ -3,37 +3,50 @@ import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../repositories/types.js'
+import { etagOf, expectedRevisions, notModified, withEtag } from './conditional.js'
+import type { Idempotency } from './idempotency.js'
 import { bookValues } from './input.js'
 import { listPage } from './paging.js'
 
 type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
 
-export function bookHandlers (books: BookRepository, cursors: CursorCodec): BookHandlers {
+export function bookHandlers (books: BookRepository, cursors: CursorCodec, idempotency: Idempotency): BookHandlers {
   return {
     async listBooks (request, reply) {
       return listPage(request, reply, cursors, books, '/books')
     },
 
     async createBook (request, reply) {
-      const book = await books.create(bookValues(request.body))
-      reply.code(201).header('location', `/books/${book.book_id}`)
+      const values = bookValues(request.body)
+      return idempotency.create({
+        request,
+        reply,
+        operation: 'createBook',
+        values,
+        create: remember => books.create(values, remember),
+        headersOf: ({ record, revision }) => ({ location: `/books/${record.book_id}`, etag: etagOf(record.book_id, revision) })
+      })
+    },
+
+    async getBook (request, reply) {
+      const id = request.params.book_id
+      const found = await books.get(id)
+      if (found === null) throw new NotFoundError('book', id)
+      const book = withEtag(reply, id, found)
+      if (notModified(request.headers['if-none-match'], etagOf(id, found.revision))) return reply.code(304).send()
       return book
     },
 
-    async getBook (request) {
-      const book = await books.get(request.params.book_id)
-      if (book === null) throw new NotFoundError('book', request.params.book_id)
-      return book
-    },
-
-    async updateBook (request) {
-      const book = await books.replace(request.params.book_id, bookValues(request.body))
-      if (book === null) throw new NotFoundError('book', request.params.book_id)
-      return book
+    async updateBook (request, reply) {
+      const id = request.params.book_id
+      const updated = await books.replace(id, bookValues(request.body), expectedRevisions(request.headers['if-match'], id))
+      if (updated === null) throw new NotFoundError('book', id)
+      return withEtag(reply, id, updated)
     },
 
     async deleteBook (request, reply) {
-      if (!await books.delete(request.params.book_id)) throw new NotFoundError('book', request.params.book_id)
+      const id = request.params.book_id
+      if (!await books.delete(id, expectedRevisions(request.headers['if-match'], id))) throw new NotFoundError('book', id)
       return reply.code(204).send()
     }
   }

@@ -3,12 +3,14 @@ import type { ServiceHandlers } from '../api-types.js'
 import { CursorCodec } from '../cursor.js'
 import type { Repositories } from '../repositories/types.js'
 import { bookHandlers } from './books.js'
+import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'
 
-export async function serviceHandlers (repositories: Repositories): Promise<ServiceHandlers> {
+export async function serviceHandlers (repositories: Repositories, idempotencyTtlSeconds: number): Promise<ServiceHandlers> {
   const cursors = new CursorCodec(await repositories.cursorSecret())
+  const idempotency = new Idempotency(repositories.idempotency, idempotencyTtlSeconds)
   return {
-    ...bookHandlers(repositories.books, cursors),
-    ...studentHandlers(repositories.students, cursors)
+    ...bookHandlers(repositories.books, cursors, idempotency),
+    ...studentHandlers(repositories.students, cursors, idempotency)
   }
 }

@@ -3,33 +3,45 @@ import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../repositories/types.js'
+import { etagOf, expectedRevisions, notModified, withEtag } from './conditional.js'
+import type { Idempotency } from './idempotency.js'
 import { studentValues } from './input.js'
 import { listPage } from './paging.js'
 
 type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
 
-export function studentHandlers (students: StudentRepository, cursors: CursorCodec): StudentHandlers {
+export function studentHandlers (students: StudentRepository, cursors: CursorCodec, idempotency: Idempotency): StudentHandlers {
   return {
     async listStudents (request, reply) {
       return listPage(request, reply, cursors, students, '/api/students')
     },
 
     async createStudent (request, reply) {
-      const student = await students.create(studentValues(request.body))
-      reply.code(201).header('location', `/api/students/${student.student_id}`)
+      const values = studentValues(request.body)
+      return idempotency.create({
+        request,
+        reply,
+        operation: 'createStudent',
+        values,
+        create: remember => students.create(values, remember),
+        headersOf: ({ record, revision }) => ({ location: `/api/students/${record.student_id}`, etag: etagOf(record.student_id, revision) })
+      })
+    },
+
+    async getStudent (request, reply) {
+      const id = request.params.student_id
+      const found = await students.get(id)
+      if (found === null) throw new NotFoundError('student', id)
+      const student = withEtag(reply, id, found)
+      if (notModified(request.headers['if-none-match'], etagOf(id, found.revision))) return reply.code(304).send()
       return student
     },
 
-    async getStudent (request) {
-      const student = await students.get(request.params.student_id)
-      if (student === null) throw new NotFoundError('student', request.params.student_id)
-      return student
-    },
-
-    async updateStudent (request) {
-      const student = await students.replace(request.params.student_id, studentValues(request.body))
-      if (student === null) throw new NotFoundError('student', request.params.student_id)
-      return student
+    async updateStudent (request, reply) {
+      const id = request.params.student_id
+      const updated = await students.replace(id, studentValues(request.body), expectedRevisions(request.headers['if-match'], id))
+      if (updated === null) throw new NotFoundError('student', id)
+      return withEtag(reply, id, updated)
     }
   }
 }

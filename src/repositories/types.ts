@@ -11,19 +11,57 @@ export interface Page<T> {
   after: string | null
 }
 
+/** A record and its revision, which grows by one on every change of the record. */
+export interface Versioned<T> {
+  record: T
+  revision: number
+}
+
+/** The revisions a conditional write accepts; null when any will do. */
+export type ExpectedRevisions = readonly number[] | null
+
+/** A response kept to be replayed to a retry with the same idempotency key. */
+export interface StoredResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export interface IdempotencyEntry {
+  /** Who and which operation the key belongs to; keys of different scopes never meet. */
+  scope: string
+  key: string
+  /** Digest of the request, to tell a true retry from a reuse of the key. */
+  fingerprint: string
+  /** Milliseconds since the epoch after which the entry is forgotten. */
+  expiresAt: number
+  response: StoredResponse
+}
+
 export interface RecordStore<T, V> {
   /** Up to `limit` records in creation order, starting after `after` (from a previous page). */
   list (limit: number, after: string | null): Promise<Page<T>>
-  get (id: string): Promise<T | null>
-  /** Throws DuplicateError when a unique field is taken. */
-  create (values: V): Promise<T>
-  /** Null when no record has `id`; throws DuplicateError when a unique field is taken. */
-  replace (id: string, values: V): Promise<T | null>
+  get (id: string): Promise<Versioned<T> | null>
+  /**
+   * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the
+   * same transaction as the record, so a key is never stored without its record or the reverse.
+   */
+  create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>>
+  /**
+   * Null when no record has `id`; throws PreconditionFailedError when its revision is not `expected`
+   * (checked and written in one transaction), DuplicateError when a unique field is taken.
+   */
+  replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null>
 }
 
 export interface BookRepository extends RecordStore<Book, BookValues> {
-  /** False when no book has `id`. */
-  delete (id: string): Promise<boolean>
+  /** False when no book has `id`; throws PreconditionFailedError when its revision is not `expected`. */
+  delete (id: string, expected: ExpectedRevisions): Promise<boolean>
+}
+
+export interface IdempotencyStore {
+  /** The unexpired entry stored under `scope` and `key`, or null. */
+  find (scope: string, key: string, now: number): Promise<Omit<IdempotencyEntry, 'scope' | 'key' | 'expiresAt'> | null>
 }
 
 export type StudentRepository = RecordStore<Student, StudentValues>
@@ -31,6 +69,7 @@ export type StudentRepository = RecordStore<Student, StudentValues>
 export interface Repositories {
   books: BookRepository
   students: StudentRepository
+  idempotency: IdempotencyStore
   /** A secret that lives as long as the data, for signing list cursors. */
   cursorSecret (): Promise<Buffer>
   close (): void

@@ -1,0 +1,53 @@
+// Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
+import { createHash } from 'node:crypto'
+import type { FastifyReply } from 'fastify'
+import type { ExpectedRevisions, Versioned } from '../repositories/types.js'
+
+// The id's digest makes a tag of one record useless on another that happens to share its revision.
+const idDigest = (id: string): string => createHash('sha256').update(id).digest('base64url').slice(0, 12)
+
+/** The record's strong ETag: its revision, which changes on every write, bound to its id. */
+export function etagOf (id: string, revision: number): string {
+  return `"${revision}-${idDigest(id)}"`
+}
+
+/** Sets the ETag of `versioned` on the reply and answers its record. */
+export function withEtag<T> (reply: FastifyReply, id: string, versioned: Versioned<T>): T {
+  reply.header('etag', etagOf(id, versioned.revision))
+  return versioned.record
+}
+
+// An entity-tag may contain commas, so the list is read tag by tag rather than split on commas.
+const entityTag = /\s*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*(?:,|$)/gy
+
+/** The tags of an If-Match or If-None-Match value, '*' for "any", or [] when it holds no valid tag. */
+function tagsOf (value: string): { weak: boolean, tag: string }[] | '*' {
+  if (value.trim() === '*') return '*'
+  const tags: { weak: boolean, tag: string }[] = []
+  entityTag.lastIndex = 0
+  for (let match = entityTag.exec(value); match !== null && match[0] !== ''; match = entityTag.exec(value)) {
+    tags.push({ weak: match[1] !== undefined, tag: `"${match[2]}"` })
+  }
+  return tags
+}
+
+/**
+ * The revisions an If-Match value accepts for the record `id` (null: any, when absent or '*').
+ * Strong comparison: weak tags and tags of other records accept nothing, so the write gets 412.
+ */
+export function expectedRevisions (ifMatch: string | undefined, id: string): ExpectedRevisions {
+  if (ifMatch === undefined) return null
+  const tags = tagsOf(ifMatch)
+  if (tags === '*') return null
+  const suffix = `-${idDigest(id)}"`
+  return tags
+    .filter(t => !t.weak && t.tag.endsWith(suffix) && /^"\d+-/.test(t.tag))
+    .map(t => Number(t.tag.slice(1, t.tag.indexOf('-'))))
+}
+
+/** Whether If-None-Match names the current tag (weak comparison, RFC 9110 §13.1.2): answer 304. */
+export function notModified (ifNoneMatch: string | undefined, current: string): boolean {
+  if (ifNoneMatch === undefined) return false
+  const tags = tagsOf(ifNoneMatch)
+  return tags === '*' || tags.some(t => t.tag === current)
+}

@@ -1,0 +1,88 @@
+// Idempotent creates (IETF draft "The Idempotency-Key HTTP Header Field"): a retry replays the first response.
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { OperationId } from '../api-types.js'
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.js'
+import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../repositories/types.js'
+
+/**
+ * Who is calling, for scoping keys: two callers may pick the same key without meeting.
+ * Seam for authentication: until API keys exist every caller is the same anonymous one; once they
+ * do, return the authenticated key's stable id here (never the secret itself).
+ */
+export function callerOf (_request: FastifyRequest): string {
+  return 'anonymous'
+}
+
+/** The key of the request: the draft's sf-string ("…") or, leniently, the bare value; undefined when absent. */
+function keyOf (request: FastifyRequest): string | undefined {
+  const raw = request.headers['idempotency-key']
+  if (typeof raw !== 'string') return undefined
+  return raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw
+}
+
+export interface CreateOnce<T> {
+  request: FastifyRequest
+  reply: FastifyReply
+  operation: OperationId
+  /** The normalised values to be written: two bodies meaning the same record are the same request. */
+  values: object
+  /** Writes the record, storing the entry `remember` builds in the same transaction. */
+  create: (remember?: (created: Versioned<T>) => IdempotencyEntry) => Promise<Versioned<T>>
+  /** The success response's headers (Location, ETag) for a created record. */
+  headersOf: (created: Versioned<T>) => Record<string, string>
+}
+
+export class Idempotency {
+  readonly #store: IdempotencyStore
+  readonly #ttlMs: number
+  // Keys whose first request is being handled in this process; a retry meanwhile gets 409.
+  readonly #inFlight = new Set<string>()
+
+  constructor (store: IdempotencyStore, ttlSeconds: number) {
+    this.#store = store
+    this.#ttlMs = ttlSeconds * 1000
+  }
+
+  /** Creates the record once per key: a retry gets the stored 201, never a second record. */
+  async create<T> ({ request, reply, operation, values, create, headersOf }: CreateOnce<T>): Promise<T | FastifyReply> {
+    const respond = (created: Versioned<T>): T => {
+      reply.code(201).headers(headersOf(created))
+      return created.record
+    }
+    const key = keyOf(request)
+    if (key === undefined) return respond(await create())
+
+    const scope = `${callerOf(request)} ${operation}`
+    const slot = JSON.stringify([scope, key])
+    if (this.#inFlight.has(slot)) throw new IdempotencyKeyInUseError()
+    // Claimed before the first await, so two requests with one key cannot both pass the lookup.
+    this.#inFlight.add(slot)
+    try {
+      const fingerprint = createHash('sha256').update(JSON.stringify(values)).digest('base64url')
+      const stored = await this.#store.find(scope, key, Date.now())
+      if (stored !== null) {
+        if (stored.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError()
+        return replay(reply, stored.response)
+      }
+      const created = await create(created => ({
+        scope,
+        key,
+        fingerprint,
+        expiresAt: Date.now() + this.#ttlMs,
+        response: { status: 201, headers: headersOf(created), body: JSON.stringify(created.record) }
+      }))
+      return respond(created)
+    } finally {
+      this.#inFlight.delete(slot)
+    }
+  }
+}
+
+function replay (reply: FastifyReply, response: StoredResponse): FastifyReply {
+  return reply
+    .code(response.status)
+    .headers({ ...response.headers, 'idempotent-replayed': 'true' })
+    .type('application/json; charset=utf-8')
+    .send(response.body)
+}

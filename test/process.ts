@@ -1,0 +1,63 @@
+// Runs src/server.ts as a real child process (tap's TypeScript loader), for tests of sockets, signals and files.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+
+export const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
+
+export interface Running {
+  child: ChildProcess
+  origin: string
+  output: () => string
+}
+
+export function start (env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stderr!.on('data', chunk => { output += chunk })
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', chunk => {
+      output += chunk
+      const origin = /listening on (http:\/\/\S+)/.exec(output)?.[1]
+      if (origin !== undefined) resolve({ child, origin, output: () => output })
+    })
+    child.on('exit', code => reject(new Error(`server exited with ${code}: ${output}`)))
+  })
+}
+
+export async function stop (running: Running, signal: NodeJS.Signals): Promise<number | null> {
+  const exited = once(running.child, 'exit')
+  running.child.kill(signal)
+  const [code] = await exited
+  return code
+}
+
+export interface Book { book_id: string, title: string }
+
+export async function post (origin: string, title: string): Promise<{ status: number, book?: Book, etag?: string }> {
+  const res = await fetch(`${origin}/books`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ title, author: 'A', isbn: null, published_year: null })
+  })
+  return { status: res.status, ...(res.status === 201 && { book: await res.json() as Book, etag: res.headers.get('etag')! }) }
+}
+
+/** Every book of the list, following next_cursor. */
+export async function allBooks (origin: string): Promise<Book[]> {
+  const books: Book[] = []
+  let url: string | null = '/books?limit=100'
+  while (url !== null) {
+    const page = await (await fetch(origin + url)).json() as { items: Book[], next_cursor: string | null }
+    books.push(...page.items)
+    url = page.next_cursor === null ? null : `/books?limit=100&cursor=${page.next_cursor}`
+  }
+  return books
+}
+
+/** Polls `condition` until it holds. */
+export async function until (condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise(resolve => setTimeout(resolve, 5))
+}
