@@ -16,7 +16,8 @@ ajv.addSchema(spec, 'spec')
 
 const escape = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1')
 
-function resolve (node: Json, pointer: string): { node: Json, pointer: string } {
+/** The node a $ref leads to (following chains), with its JSON Pointer. */
+export function resolve (node: Json, pointer: string): { node: Json, pointer: string } {
   if (typeof node['$ref'] !== 'string') return { node, pointer }
   const target = node['$ref'] as string
   const value = target.slice(2).split('/').reduce<Json>((n, s) => n[s.replace(/~1/g, '/').replace(/~0/g, '~')], spec)
@@ -24,7 +25,8 @@ function resolve (node: Json, pointer: string): { node: Json, pointer: string } 
 }
 
 const validators = new Map<string, ValidateFunction>()
-function validatorAt (pointer: string): ValidateFunction {
+/** A validator for the schema at a JSON Pointer into openapi.yaml, compiled once. */
+export function validatorAt (pointer: string): ValidateFunction {
   let validate = validators.get(pointer)
   if (validate === undefined) {
     validate = ajv.compile({ $ref: `spec${pointer}` })
