@@ -290,6 +290,13 @@ export interface components {
             instance?: string;
             /** @description Each problem of a validation failure. */
             errors?: components["schemas"]["ProblemError"][];
+            /**
+             * @description On a 429, the rate-limit policies (as named in `RateLimit-Policy`) the request exceeded.
+             * @example [
+             *       "anonymous"
+             *     ]
+             */
+            "violated-policies"?: string[];
         };
         /**
          * @example {
@@ -316,6 +323,8 @@ export interface components {
         /** @description The request is malformed; `errors` lists each problem. */
         BadRequest: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -325,6 +334,43 @@ export interface components {
         /** @description No record has this id. */
         NotFound: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No API key was sent (and the operation is not open to anonymous callers), or the key is unknown or revoked. Sent before the body is read, so an anonymous caller learns nothing about it. */
+        Unauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The API key is valid but lacks the scope the operation needs. */
+        Forbidden: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The caller used up its request quota (per API key, or per client address for anonymous calls); retry after `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -334,6 +380,8 @@ export interface components {
         /** @description The `Accept` header rules out JSON. */
         NotAcceptable: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -343,6 +391,8 @@ export interface components {
         /** @description Another record already holds a value that must be unique (a book's `isbn`, a student's `email`). */
         Conflict: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -352,6 +402,8 @@ export interface components {
         /** @description The body is larger than the server accepts (64 KiB by default). */
         ContentTooLarge: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -361,6 +413,8 @@ export interface components {
         /** @description The body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -370,6 +424,8 @@ export interface components {
         /** @description Something failed on the server; the detail names a reference to quote, never internals. */
         InternalError: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -413,6 +469,14 @@ export interface components {
         Location: string;
         /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&cursor=…>; rel="next"`. Same URL as `next_cursor` implies. */
         Link: string;
+        /** @description The quota that applies to this caller (draft-ietf-httpapi-ratelimit-headers-11): `"keyed"` for calls with an API key, `"anonymous"` for the others, with `q` requests per `w` seconds. */
+        RateLimitPolicy: string;
+        /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers-11): `r` requests remaining, `t` seconds until the window resets. */
+        RateLimit: string;
+        /** @description Seconds to wait before the quota resets. */
+        RetryAfter: number;
+        /** @description The authentication scheme to use (RFC 6750). */
+        WWWAuthenticate: string;
     };
     pathItems: never;
 }
@@ -438,6 +502,8 @@ export interface operations {
             /** @description A page of books. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -446,7 +512,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -462,6 +531,8 @@ export interface operations {
             /** @description The book was created. */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
@@ -470,10 +541,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -495,6 +569,8 @@ export interface operations {
             /** @description The book. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -502,8 +578,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -525,6 +604,8 @@ export interface operations {
             /** @description The book as stored after the update. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -532,11 +613,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -558,13 +642,18 @@ export interface operations {
             /** @description The book was deleted. */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -588,6 +677,8 @@ export interface operations {
             /** @description A page of students. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -596,7 +687,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -612,6 +706,8 @@ export interface operations {
             /** @description The student was created. */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
@@ -620,10 +716,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -645,6 +744,8 @@ export interface operations {
             /** @description The student. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -652,8 +753,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -675,6 +779,8 @@ export interface operations {
             /** @description The student as stored after the update. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -682,11 +788,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

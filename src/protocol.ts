@@ -30,7 +30,12 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
         ...route.schema,
         querystring: { type: 'object', properties: {}, ...(route.schema?.querystring as object), additionalProperties: false }
       }
-      route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat()]
+      // The glue runs security as a preHandler, after the body is parsed and validated; run it first
+      // instead, so that an anonymous caller learns nothing from a 400. An operation without security
+      // would be open to all: refuse to start rather than serve it.
+      if (route.preHandler === undefined) throw new Error(`${route.method} ${route.url} declares no security in openapi.yaml`)
+      route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat(), ...[route.preHandler].flat()]
+      delete route.preHandler
     })
     await context.register(operations)
   })

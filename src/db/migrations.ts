@@ -44,6 +44,21 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
       INSERT INTO settings (name, value) VALUES ('cursor_secret', randomblob(32));
     `
+  },
+  {
+    version: 2,
+    name: 'API keys',
+    // Only the SHA-256 of a key's secret is stored; revoked keys stay listed with their revocation time.
+    sql: `
+      CREATE TABLE api_keys (
+        key_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        secret_hash BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      ) STRICT;
+    `
   }
 ]
 
