@@ -1,5 +1,6 @@
 // API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { ApiKeyRepository } from './repositories/types.js'
 
 export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write'] as const
 export type Scope = typeof allScopes[number]
@@ -40,4 +41,19 @@ export function parseKey (key: string): { keyId: string, secret: string } | null
 /** Compares hashes of equal length, so the time taken says nothing about how much matched. */
 export function sameSecret (secret: string, storedHash: Buffer): boolean {
   return timingSafeEqual(hashSecret(secret), storedHash)
+}
+
+/** Creates and stores a key; the returned `key` is the only time its secret exists outside the caller's hands. */
+export async function createKey (apiKeys: ApiKeyRepository, name: string, scopes: Scope[]): Promise<ApiKeyInfo & { key: string }> {
+  const { keyId, key, secretHash } = newKey()
+  return { ...await apiKeys.create({ keyId, name, scopes, secretHash }), key }
+}
+
+/**
+ * On the first start (no key ever stored, no ADMIN_API_KEY) there would be no way in: create an
+ * admin key and hand it back once to be printed. Null when a way in already exists.
+ */
+export async function firstAdminKey (adminApiKey: string | null, apiKeys: ApiKeyRepository): Promise<string | null> {
+  if (adminApiKey !== null || (await apiKeys.list()).length > 0) return null
+  return (await createKey(apiKeys, 'first admin key', [...allScopes])).key
 }
