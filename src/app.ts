@@ -6,10 +6,11 @@ import cors from '@fastify/cors'
 import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { errorCodes, type FastifyInstance } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
+import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
@@ -35,7 +36,21 @@ export interface AppDependencies {
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath)
+  const identify = identifyCaller(config, repositories.apiKeys)
+  const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
+  /** What every request goes through first: its id, who is calling, and the caller's quota. */
+  async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id)
+    await identify(request, reply)
+    await limit(request, reply)
+  }
   const app = Fastify({
+    // A URL the router cannot decode (`/books/%`) never reaches the hooks; answer it like any other 400.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-content-type-options', 'nosniff')
+      // allSettled: should the quota lookup fail, the client still gets its 400.
+      void Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
+    },
     logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     bodyLimit: config.bodyLimit,
     genReqId: request => {
@@ -61,17 +76,26 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.setErrorHandler(errorHandler)
   // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
   app.removeContentTypeParser('text/plain')
+  // Fastify decodes invalid UTF-8 into U+FFFD, which would store something the client never sent: refuse it.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  const utf8 = new TextDecoder('utf-8', { fatal: true })
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string
+    try {
+      text = utf8.decode(body as Buffer)
+    } catch {
+      return done(new ApiError(400, 'about:blank', 'The request body is not valid UTF-8'), undefined)
+    }
+    parseJson(request, text, done)
+  })
   // The glue warns at start about every media type in the spec that has no parser, response types
   // included; refusing problem+json bodies explicitly keeps the 415 and silences the false alarm.
   app.addContentTypeParser('application/problem+json', (request, _body, done) => {
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
   app.decorateRequest('caller', null as never)
-  app.addHook('onRequest', identifyCaller(config, repositories.apiKeys))
-  app.addHook('onRequest', rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now)))
+  app.addHook('onRequest', admit)
   // An API answers with JSON only: nothing in it may run, be framed or load anything.
   await app.register(helmet, {
     contentSecurityPolicy: {

@@ -1,6 +1,6 @@
 // Who is calling (once per request, before anything else) and whether that caller may run an operation.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allScopes, parseKey, type Scope, sameSecret } from './api-keys.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
@@ -25,7 +25,7 @@ const realm = 'Bearer realm="books-students-api"'
 const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest()
 
 /** Finds the caller from `Authorization: Bearer <key>`; the key is looked up on every request, so a revocation applies at once. */
-export function identifyCaller (config: Config, apiKeys: ApiKeyRepository): onRequestHookHandler {
+export function identifyCaller (config: Config, apiKeys: ApiKeyRepository): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const adminHash = config.adminApiKey === null ? null : sha256(config.adminApiKey)
   const admin: Caller = { kind: 'key', keyId: 'admin', scopes: allScopes }
 

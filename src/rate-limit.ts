@@ -1,5 +1,5 @@
 // Fixed-window rate limiting per API key (per client address when anonymous), with the draft-11 RateLimit fields.
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, RateLimit } from './config.js'
 import { sendProblem } from './problems.js'
 
@@ -41,7 +41,7 @@ export class RateLimiter {
 }
 
 /** Runs after the caller is identified, so a key's quota follows the key and not the address. */
-export function rateLimit (config: Config, limiter: RateLimiter): onRequestHookHandler {
+export function rateLimit (config: Config, limiter: RateLimiter): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
   return async (request, reply) => {
     const { caller } = request
     const [policy, limit, partition] = caller.kind === 'key'
