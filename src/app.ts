@@ -49,7 +49,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     frameworkErrors: (error, request, reply) => {
       reply.header('x-content-type-options', 'nosniff')
       // allSettled: should the quota lookup fail, the client still gets its 400.
-      void Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
+      Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
     },
     logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     bodyLimit: config.bodyLimit,
