@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { dune } from './helper.js'
+import { adminKey, dune } from './helper.js'
 
 const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
 
@@ -17,7 +17,7 @@ interface Running {
 
 function start (env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
@@ -48,7 +48,7 @@ t.test('the server answers over a real socket, prints where it is, and keeps dat
   t.match(first.output(), /Swagger UI: http:\/\/127\.0\.0\.1:\d+\/docs/)
   const created = await fetch(`${first.origin}/books`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
     body: JSON.stringify(dune)
   })
   t.equal(created.status, 201)
