@@ -49,7 +49,7 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
     return 1
   }
   const repositories = openSqliteRepositories(config.databasePath)
-  try {
+  const code = await (async () => {
     if (command === 'create' && rest.length === 0) {
       const name = values.name?.trim() ?? ''
       if (name === '' || name.length > 100) throw new UsageError('--name must be 1 to 100 characters')
@@ -80,10 +80,10 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
       return 0
     }
     throw new UsageError(command === undefined ? 'a command is needed' : `unknown command or arguments: ${parsed.positionals.join(' ')}`)
-  } catch (error) {
-    io.err(`${(error as Error).message}\n${usage}`)
+  })().catch((error: Error) => {
+    io.err(`${error.message}\n${usage}`)
     return 2
-  } finally {
-    repositories.close()
-  }
+  })
+  repositories.close()
+  return code
 }

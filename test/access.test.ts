@@ -1,6 +1,8 @@
 // Access control: who may call what, refused before the body is read, keys hashed, never logged or cached.
+import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import { allScopes, createKey, type Scope } from '../src/api-keys.js'
+import { registerOperations } from '../src/protocol.js'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
 import { ada, adminKey, build, dune } from './helper.js'
 import { spec } from './contract.js'
@@ -127,4 +129,10 @@ t.test('keys are stored as hashes only', async t => {
   t.notOk(stored!.secretHash.toString('latin1').includes(created.key.split('_')[2]!))
   t.notOk(JSON.stringify(await repositories.apiKeys.list()).includes(created.key.split('_')[2]!), 'listing shows no secret')
   t.equal(await repositories.apiKeys.find('ffffffffffffffff'), null)
+})
+
+t.test('the service refuses to start when an operation declares no security (fails closed)', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(registerOperations(app, async operations => { operations.get('/open', async () => 'open') }), /GET \/open declares no security in openapi.yaml/)
 })
