@@ -44,6 +44,7 @@ t.test('an anonymous request to any student operation or any write is refused wi
     t.equal(res.headers['www-authenticate'], 'Bearer realm="books-students-api"')
     t.match(res.json(), { type: '/problems/unauthorized', status: 401, detail: /needs an API key/ })
   }
+  for (const url of ['/api/students', `/api/students/${id}`]) t.equal((await request({ method: 'HEAD', url, key: null })).statusCode, 401, `HEAD ${url}`)
 })
 
 t.test('book reads are public by default, and closed with PUBLIC_BOOK_READS=false', async t => {
