@@ -2,14 +2,19 @@
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import accepts from '@fastify/accepts'
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { errorCodes, type FastifyInstance } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
+import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
+import { RateLimiter, rateLimit } from './rate-limit.js'
 import { openSqliteRepositories } from './repositories/sqlite.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
@@ -25,40 +30,102 @@ export interface AppDependencies {
   repositories: Repositories
   /** Where logs go; stdout unless given. */
   logStream: { write (line: string): void }
+  /** Milliseconds since the epoch, for rate-limit windows; Date.now unless given. */
+  clock: () => number
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
+  const identify = identifyCaller(config, repositories.apiKeys)
+  const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
+  /** What every request goes through first: its id, who is calling, and the caller's quota. */
+  async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id)
+    await identify(request, reply)
+    await limit(request, reply)
+  }
   const app = Fastify({
+    // A URL the router cannot decode (`/books/%`) never reaches the hooks; answer it like any other 400.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-content-type-options', 'nosniff')
+      // allSettled: should the quota lookup fail, the client still gets its 400.
+      Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
+    },
     logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     bodyLimit: config.bodyLimit,
     genReqId: request => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
     },
-    return503OnClosing: true
+    return503OnClosing: true,
+    // Slow clients (slowloris) are cut off: headers, whole request and idle keep-alive each have a deadline.
+    requestTimeout: config.requestTimeout,
+    keepAliveTimeout: config.keepAliveTimeout,
+    http: {
+      headersTimeout: config.headersTimeout,
+      requestTimeout: config.requestTimeout,
+      // Node checks the deadlines only this often (30 s by default), so short timeouts need short checks.
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeout)
+    }
   })
+  // Beyond this many open connections Node drops new ones at once instead of letting them queue.
+  app.server.maxConnections = config.maxConnections
   app.addHook('onClose', async () => repositories.close())
 
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
   // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
   app.removeContentTypeParser('text/plain')
+  // Fastify decodes invalid UTF-8 into U+FFFD, which would store something the client never sent: refuse it.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  const utf8 = new TextDecoder('utf-8', { fatal: true })
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string
+    try {
+      text = utf8.decode(body as Buffer)
+    } catch {
+      return done(new ApiError(400, 'about:blank', 'The request body is not valid UTF-8'), undefined)
+    }
+    parseJson(request, text, done)
+  })
   // The glue warns at start about every media type in the spec that has no parser, response types
   // included; refusing problem+json bodies explicitly keeps the 415 and silences the false alarm.
   app.addContentTypeParser('application/problem+json', (request, _body, done) => {
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
+  app.decorateRequest('caller', null as never)
+  app.addHook('onRequest', admit)
+  // An API answers with JSON only: nothing in it may run, be framed or load anything.
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] }
+    }
   })
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+      allowedHeaders: ['authorization', 'content-type', 'accept', 'x-request-id'],
+      exposedHeaders: ['location', 'link', 'ratelimit', 'ratelimit-policy', 'retry-after', 'x-request-id'],
+      maxAge: 600
+    })
+  }
   await app.register(accepts)
 
   await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true, tryItOutEnabled: true },
+    // Swagger UI needs its own scripts and styles (by hash); the plugin's policy would also force
+    // https for every asset, which breaks the page on a plain-http local server.
+    staticCSP: true,
+    transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
+  })
   const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {
-    await operations.register(openapiGlue, { specification: specPath, serviceHandlers: handlers, securityHandlers: {} })
+    await operations.register(openapiGlue, { specification: specPath, serviceHandlers: handlers, securityHandlers: securityHandlers(config) })
   })
   return app
 }

@@ -19,6 +19,29 @@ export interface Config {
   databaseSynchronous: Synchronous
   /** How long an Idempotency-Key and its response are kept (`IDEMPOTENCY_TTL_SECONDS`). */
   idempotencyTtlSeconds: number
+  /** An all-scopes key set by the operator (`ADMIN_API_KEY`); never stored, only compared. */
+  adminApiKey: string | null
+  /** Whether anonymous callers may read books (`PUBLIC_BOOK_READS`); students are never public. */
+  publicBookReads: boolean
+  /** Requests per window for callers with an API key (`RATE_LIMIT`, `<requests>/<seconds>`). */
+  rateLimit: RateLimit
+  /** Requests per window for each client address without a key (`RATE_LIMIT_ANONYMOUS`). */
+  rateLimitAnonymous: RateLimit
+  /** Browser origins allowed by CORS (`CORS_ORIGINS`, comma-separated); empty turns CORS off. */
+  corsOrigins: string[]
+  /** Milliseconds a client has to send the request headers (`HEADERS_TIMEOUT`). */
+  headersTimeout: number
+  /** Milliseconds a client has to send the whole request (`REQUEST_TIMEOUT`). */
+  requestTimeout: number
+  /** Milliseconds an idle keep-alive connection stays open (`KEEP_ALIVE_TIMEOUT`). */
+  keepAliveTimeout: number
+  /** Open connections accepted at once (`MAX_CONNECTIONS`); further ones are dropped. */
+  maxConnections: number
+}
+
+export interface RateLimit {
+  requests: number
+  seconds: number
 }
 
 export const defaults: Readonly<Config> = {
@@ -28,7 +51,17 @@ export const defaults: Readonly<Config> = {
   logLevel: 'info',
   bodyLimit: 64 * 1024,
   databaseSynchronous: 'normal',
-  idempotencyTtlSeconds: 24 * 60 * 60
+  idempotencyTtlSeconds: 24 * 60 * 60,
+  adminApiKey: null,
+  publicBookReads: true,
+  // A real client rarely needs 10 requests a second; a flood meets 429 within a second.
+  rateLimit: { requests: 600, seconds: 60 },
+  rateLimitAnonymous: { requests: 120, seconds: 60 },
+  corsOrigins: [],
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  maxConnections: 1024
 }
 
 /** A configuration value that cannot be used; its message is one line naming the variable. */
@@ -68,12 +101,51 @@ function synchronous (env: Env): Synchronous {
   return raw
 }
 
+function boolean (env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name, String(fallback))
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(raw)})`)
+  return raw === 'true'
+}
+
+function rateLimit (env: Env, name: string, fallback: RateLimit): RateLimit {
+  const raw = text(env, name, `${fallback.requests}/${fallback.seconds}`)
+  const match = /^(\d{1,9})\/(\d{1,6})$/.exec(raw)
+  const [requests, seconds] = [Number(match?.[1]), Number(match?.[2])]
+  if (!(requests >= 1 && seconds >= 1 && seconds <= 86_400)) {
+    throw new ConfigError(`${name} must be <requests>/<seconds>, e.g. 600/60, with a window of 1 to 86400 seconds (got ${JSON.stringify(raw)})`)
+  }
+  return { requests, seconds }
+}
+
+function adminApiKey (env: Env): string | null {
+  const raw = text(env, 'ADMIN_API_KEY', '')
+  if (raw === '') return null
+  // As long as a generated key's secret, so that the admin key is no easier to guess.
+  if (!/^[\x21-\x7e]{32,512}$/.test(raw)) {
+    throw new ConfigError('ADMIN_API_KEY must be 32 to 512 printable characters without spaces (value not shown)')
+  }
+  return raw
+}
+
+function origins (env: Env): string[] {
+  const raw = text(env, 'CORS_ORIGINS', '')
+  if (raw === '') return []
+  return raw.split(',').map(origin => {
+    const trimmed = origin.trim()
+    // An origin is scheme://host[:port] exactly; a path or a wildcard would widen the rule silently.
+    if (!/^https?:\/\/[\w.-]+(:\d{1,5})?$/.test(trimmed)) {
+      throw new ConfigError(`CORS_ORIGINS must list origins such as https://app.example.org, comma-separated (got ${JSON.stringify(trimmed)})`)
+    }
+    return trimmed
+  })
+}
+
 /**
  * Reads the configuration from `env` (usually `process.env`); explicit `overrides` win over the
  * environment, which wins over the defaults. Throws a ConfigError on the first unusable value.
  */
 export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
-  return {
+  const config: Config = {
     port: integer(env, 'PORT', 0, 65535, defaults.port),
     host: text(env, 'HOST', defaults.host),
     databasePath: text(env, 'DATABASE_PATH', defaults.databasePath),
@@ -81,6 +153,20 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024, 16 * 1024 * 1024, defaults.bodyLimit),
     databaseSynchronous: synchronous(env),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 60, 30 * 24 * 60 * 60, defaults.idempotencyTtlSeconds),
+    adminApiKey: adminApiKey(env),
+    publicBookReads: boolean(env, 'PUBLIC_BOOK_READS', defaults.publicBookReads),
+    rateLimit: rateLimit(env, 'RATE_LIMIT', defaults.rateLimit),
+    rateLimitAnonymous: rateLimit(env, 'RATE_LIMIT_ANONYMOUS', defaults.rateLimitAnonymous),
+    corsOrigins: origins(env),
+    headersTimeout: integer(env, 'HEADERS_TIMEOUT', 100, 600_000, defaults.headersTimeout),
+    requestTimeout: integer(env, 'REQUEST_TIMEOUT', 100, 3_600_000, defaults.requestTimeout),
+    keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 100, 600_000, defaults.keepAliveTimeout),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 1, 1_000_000, defaults.maxConnections),
     ...overrides
   }
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (config.headersTimeout > config.requestTimeout) {
+    throw new ConfigError(`HEADERS_TIMEOUT (${config.headersTimeout}) must not exceed REQUEST_TIMEOUT (${config.requestTimeout})`)
+  }
+  return config
 }

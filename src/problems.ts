@@ -47,11 +47,15 @@ function validationError (issues: AjvIssue[], part: RequestPart): ValidationErro
 }
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // fastify-openapi-glue wraps what a security handler throws in its SecurityError, under `errors`.
+  const refusal = (error as { errors?: unknown[] }).errors?.[0]
   const known = error instanceof ApiError
     ? error
-    : 'validation' in error && error.validation !== undefined
-      ? validationError(error.validation, error.validationContext as RequestPart)
-      : null
+    : refusal instanceof ApiError
+      ? refusal
+      : 'validation' in error && error.validation !== undefined
+        ? validationError(error.validation, error.validationContext as RequestPart)
+        : null
   if (known !== null) {
     const { statusCode: status, type, message: detail, errors, title } = known
     return sendProblem(reply, { type, status, detail, ...(errors && { errors }), ...(title && { title }) })

@@ -1,5 +1,6 @@
 // HTTP rules the contract cannot state: 405 with Allow, problem 404, 406 on Accept, strict query strings.
-import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler, preValidationHookHandler } from 'fastify'
+import { ValidationError } from './errors.js'
 import { sendProblem } from './problems.js'
 
 const servedTypes = ['application/json', 'application/problem+json']
@@ -9,6 +10,10 @@ const notAcceptable: onRequestHookHandler = async (request, reply) => {
   if (request.accepts().type(servedTypes) === false) {
     return sendProblem(reply, { type: 'about:blank', status: 406, detail: `This operation answers only with ${servedTypes.join(' or ')}` })
   }
+}
+
+const bodyRequired: preValidationHookHandler = async request => {
+  if (request.body === undefined) throw new ValidationError('body', [{ detail: 'is required', pointer: '#' }])
 }
 
 /**
@@ -30,7 +35,14 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
         ...route.schema,
         querystring: { type: 'object', properties: {}, ...(route.schema?.querystring as object), additionalProperties: false }
       }
-      route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat()]
+      // The glue runs security as a preHandler, after the body is parsed and validated; run it first
+      // instead, so that an anonymous caller learns nothing from a 400. An operation without security
+      // would be open to all: refuse to start rather than serve it.
+      if (route.preHandler === undefined) throw new Error(`${route.method} ${route.url} declares no security in openapi.yaml`)
+      route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat(), ...[route.preHandler].flat()]
+      delete route.preHandler
+      // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.
+      if (route.schema.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
     })
     await context.register(operations)
   })

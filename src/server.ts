@@ -1,8 +1,10 @@
 // Process entry: reads the config, starts the service, and shuts it down gracefully on SIGINT/SIGTERM.
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
+import { firstAdminKey } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
+import { openSqliteRepositories } from './repositories/sqlite.js'
 
 function fail (message: string): never {
   console.error(`books-students-api: ${message}`)
@@ -16,7 +18,11 @@ try {
   fail((error as ConfigError).message)
 }
 
-const app = await buildApp(config).catch((error: Error) => fail(`cannot start: ${error.message}`))
+const { app, firstKey } = await (async () => {
+  const repositories = openSqliteRepositories(config.databasePath)
+  const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
+  return { app: await buildApp(config, { repositories }), firstKey }
+})().catch((error: Error) => fail(`cannot start: ${error.message}`))
 
 // On a signal: stop accepting connections, let in-flight requests finish, close the database, exit 0.
 // An uncaught error takes the same path (its err is logged) and exits 1.
@@ -35,3 +41,7 @@ try {
 const { port } = app.server.address() as AddressInfo
 const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
 console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)
+if (firstKey !== null) {
+  // Printed once and never logged: only its hash is stored, so this is the one chance to copy it.
+  console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey}\nManage keys with npm run keys (see README, Security).`)
+}

@@ -7,17 +7,17 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { createClient, type ClientOptions, ProblemError } from '../src/client.js'
 import { loadConfig } from '../src/config.js'
-import { ada, dune } from './helper.js'
+import { ada, adminKey, dune } from './helper.js'
 
 async function listen (t: Test): Promise<string> {
-  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent' }))
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey }))
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 }
 
 t.test('every operation works through the client on a real socket', async t => {
-  const client = createClient({ baseUrl: await listen(t) })
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
 
   const created = await client.POST('/books', { body: dune })
   t.equal(created.response.status, 201)
@@ -48,7 +48,7 @@ t.test('every operation works through the client on a real socket', async t => {
 })
 
 t.test('problem answers arrive as typed problem details', async t => {
-  const client = createClient({ baseUrl: await listen(t) })
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
   const missing = await client.GET('/books/{book_id}', { params: { path: { book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60' } } })
   t.equal(missing.data, undefined)
   t.equal(missing.error!.status, 404)
@@ -65,7 +65,7 @@ t.test('problem answers arrive as typed problem details', async t => {
 })
 
 t.test('all() yields every record across pages, in creation order', async t => {
-  const client = createClient({ baseUrl: await listen(t) })
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
   const titles = Array.from({ length: 7 }, (_, i) => `Book ${i}`)
   for (const title of titles) await client.POST('/books', { body: { title, author: 'A' } })
   for (let i = 0; i < 3; i++) await client.POST('/api/students', { body: { name: `S${i}`, email: `s${i}@example.org` } })
@@ -78,12 +78,12 @@ t.test('all() yields every record across pages, in creation order', async t => {
   for await (const student of client.all('/api/students')) students.push(student.email)
   t.same(students, ['s0@example.org', 's1@example.org', 's2@example.org'])
 
-  const empty = createClient({ baseUrl: await listen(t) })
+  const empty = createClient({ baseUrl: await listen(t), apiKey: adminKey })
   for await (const book of empty.all('/books')) t.fail(`unexpected ${book.title}`)
 })
 
 t.test('all() throws the problem of a refused page', async t => {
-  const client = createClient({ baseUrl: await listen(t) })
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
   const pages = client.all('/books', { limit: 101 })
   const error = await pages.next().then(() => undefined, (e: unknown) => e)
   t.ok(error instanceof ProblemError, 'a ProblemError')
@@ -99,7 +99,7 @@ t.test('apiKey and headers options go on every request', async t => {
   const sent: Headers[] = []
   const options: ClientOptions = {
     baseUrl,
-    apiKey: 'k-123',
+    apiKey: adminKey,
     headers: { 'x-request-id': 'sdk-test' },
     fetch: request => {
       sent.push(request.headers)
@@ -110,11 +110,12 @@ t.test('apiKey and headers options go on every request', async t => {
   const res = await client.GET('/books')
   await client.POST('/books', { body: dune })
   t.equal(res.response.headers.get('x-request-id'), 'sdk-test')
-  t.same(sent.map(h => h.get('authorization')), ['Bearer k-123', 'Bearer k-123'])
+  t.same(sent.map(h => h.get('authorization')), [`Bearer ${adminKey}`, `Bearer ${adminKey}`])
 
   const anonymous: Headers[] = []
-  await createClient({ baseUrl, fetch: r => { anonymous.push(r.headers); return fetch(r) } }).GET('/books')
+  const write = await createClient({ baseUrl, fetch: r => { anonymous.push(r.headers); return fetch(r) } }).POST('/books', { body: dune })
   t.equal(anonymous[0]!.get('authorization'), null, 'no Authorization header without an apiKey')
+  t.equal(write.error?.status, 401, 'an anonymous write is refused, as a typed problem')
 })
 
 t.test('the package exports the client as books-students-api/client', async t => {

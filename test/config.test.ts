@@ -4,7 +4,7 @@ import { ConfigError, defaults, loadConfig } from '../src/config.js'
 
 t.test('loadConfig uses the defaults for an empty environment', async t => {
   t.same(loadConfig({}), defaults)
-  t.same(defaults, {
+  t.match(defaults, {
     port: 3000,
     host: '127.0.0.1',
     databasePath: './data/books-students.sqlite',
@@ -13,6 +13,43 @@ t.test('loadConfig uses the defaults for an empty environment', async t => {
     databaseSynchronous: 'normal',
     idempotencyTtlSeconds: 86400
   })
+  t.match(defaults, {
+    adminApiKey: null,
+    publicBookReads: true,
+    rateLimit: { requests: 600, seconds: 60 },
+    rateLimitAnonymous: { requests: 120, seconds: 60 },
+    corsOrigins: [],
+    headersTimeout: 10000,
+    requestTimeout: 30000,
+    keepAliveTimeout: 5000,
+    maxConnections: 1024
+  })
+})
+
+t.test('loadConfig reads the access and limit settings', async t => {
+  const config = loadConfig({
+    ADMIN_API_KEY: 'k'.repeat(40),
+    PUBLIC_BOOK_READS: 'false',
+    RATE_LIMIT: '1000/3600',
+    RATE_LIMIT_ANONYMOUS: '10/1',
+    CORS_ORIGINS: 'https://app.example.org, http://localhost:5173',
+    HEADERS_TIMEOUT: '2000',
+    REQUEST_TIMEOUT: '5000',
+    KEEP_ALIVE_TIMEOUT: '1000',
+    MAX_CONNECTIONS: '50'
+  })
+  t.match(config, {
+    adminApiKey: 'k'.repeat(40),
+    publicBookReads: false,
+    rateLimit: { requests: 1000, seconds: 3600 },
+    rateLimitAnonymous: { requests: 10, seconds: 1 },
+    corsOrigins: ['https://app.example.org', 'http://localhost:5173'],
+    headersTimeout: 2000,
+    requestTimeout: 5000,
+    keepAliveTimeout: 1000,
+    maxConnections: 50
+  })
+  t.equal(loadConfig({ PUBLIC_BOOK_READS: 'true' }).publicBookReads, true)
 })
 
 t.test('loadConfig reads every variable, and overrides win over it', async t => {
@@ -25,7 +62,7 @@ t.test('loadConfig reads every variable, and overrides win over it', async t => 
     DATABASE_SYNCHRONOUS: 'full',
     IDEMPOTENCY_TTL_SECONDS: '3600'
   }
-  t.same(loadConfig(env), {
+  t.match(loadConfig(env), {
     port: 8080,
     host: '0.0.0.0',
     databasePath: '/tmp/x.sqlite',
@@ -47,7 +84,19 @@ t.test('loadConfig refuses unusable values with a message naming the variable', 
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)$/],
     [{ HOST: ' localhost' }, /^HOST must not start or end with spaces/],
     [{ DATABASE_SYNCHRONOUS: 'off' }, /^DATABASE_SYNCHRONOUS must be normal or full \(got "off"\)$/],
-    [{ IDEMPOTENCY_TTL_SECONDS: '5' }, /^IDEMPOTENCY_TTL_SECONDS must be an integer from 60/]
+    [{ IDEMPOTENCY_TTL_SECONDS: '5' }, /^IDEMPOTENCY_TTL_SECONDS must be an integer from 60/],
+    [{ ADMIN_API_KEY: 'short' }, /^ADMIN_API_KEY must be 32 to 512 printable characters without spaces \(value not shown\)$/],
+    [{ ADMIN_API_KEY: 'a b'.repeat(20) }, /^ADMIN_API_KEY must be/],
+    [{ PUBLIC_BOOK_READS: 'yes' }, /^PUBLIC_BOOK_READS must be true or false \(got "yes"\)$/],
+    [{ RATE_LIMIT: '600' }, /^RATE_LIMIT must be <requests>\/<seconds>, e.g. 600\/60/],
+    [{ RATE_LIMIT: '0/60' }, /^RATE_LIMIT must be/],
+    [{ RATE_LIMIT_ANONYMOUS: '10/0' }, /^RATE_LIMIT_ANONYMOUS must be/],
+    [{ RATE_LIMIT_ANONYMOUS: '10/86401' }, /^RATE_LIMIT_ANONYMOUS must be/],
+    [{ CORS_ORIGINS: '*' }, /^CORS_ORIGINS must list origins such as https:\/\/app.example.org, comma-separated \(got "\*"\)$/],
+    [{ CORS_ORIGINS: 'https://a.example/path' }, /^CORS_ORIGINS must list/],
+    [{ HEADERS_TIMEOUT: '50' }, /^HEADERS_TIMEOUT must be an integer from 100/],
+    [{ MAX_CONNECTIONS: '0' }, /^MAX_CONNECTIONS must be an integer from 1/],
+    [{ HEADERS_TIMEOUT: '40000' }, /^HEADERS_TIMEOUT \(40000\) must not exceed REQUEST_TIMEOUT \(30000\)$/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))

@@ -59,9 +59,9 @@ t.test('the guard fails on a removed operation, and accepts it with a new major 
   t.equal(broken.code, 1, broken.output)
   t.match(broken.output, /major: removed .*delete/)
 
-  const bumped = await guard(contract, copyWith(t, removed, ['  version: 1.0.0\n', '  version: 2.0.0\n']))
+  const bumped = await guard(contract, copyWith(t, removed, ['  version: 2.0.0\n', '  version: 3.0.0\n']))
   t.equal(bumped.code, 0, bumped.output)
-  t.match(bumped.output, /1\.0\.0 -> 2\.0\.0/)
+  t.match(bumped.output, /2\.0\.0 -> 3\.0\.0/)
 })
 
 t.test('the guard passes an unchanged contract', async t => {
@@ -72,8 +72,8 @@ t.test('the guard passes an unchanged contract', async t => {
 t.test('the Redocly ruleset fails on each rule the contract relies on', async t => {
   const broken = copyWith(t,
     ['      operationId: getBook\n', ''],
-    ['    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      content:\n        application/problem+json:',
-      '    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      content:\n        application/json:'],
+    ['    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      headers:\n        RateLimit-Policy:\n          $ref: \'#/components/headers/RateLimitPolicy\'\n        RateLimit:\n          $ref: \'#/components/headers/RateLimit\'\n      content:\n        application/problem+json:',
+      '    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      headers:\n        RateLimit-Policy:\n          $ref: \'#/components/headers/RateLimitPolicy\'\n        RateLimit:\n          $ref: \'#/components/headers/RateLimit\'\n      content:\n        application/json:'],
     ['          published_year: 1965\n    Book:', "          published_year: '1965'\n    Book:"],
     ['  schemas:\n', '  schemas:\n    Unused:\n      type: string\n']
   )

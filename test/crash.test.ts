@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { adminKey } from './helper.js'
 import { allBooks, post, start, stop, until } from './process.js'
 
 // Four starts of a TypeScript child process on a busy CI machine can outlast tap's default 30 s.
@@ -29,7 +30,7 @@ async function worker (origin: string, name: string, records: Map<string, Expect
         record.pending = title
         const res = await fetch(`${origin}/books/${created.book!.book_id}`, {
           method: 'PUT',
-          headers: { 'content-type': 'application/json', 'if-match': etag },
+          headers: { 'content-type': 'application/json', 'if-match': etag, authorization: `Bearer ${adminKey}` },
           body: JSON.stringify({ title, author: 'A' })
         })
         if (res.status !== 200) throw new Error(`update answered ${res.status}`)

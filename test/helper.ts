@@ -6,19 +6,28 @@ import { type AppDependencies, buildApp } from '../src/app.js'
 import { type Config, loadConfig } from '../src/config.js'
 import { contractProblems } from './contract.js'
 
+/** The all-scopes key every test app accepts (as ADMIN_API_KEY); request() sends it unless told otherwise. */
+export const adminKey = 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
+
+export interface RequestOptions extends InjectOptions {
+  /** The API key to send as Bearer: the admin key by default, `null` for an anonymous request. */
+  key?: string | null
+}
+
 export interface TestApi {
   app: Awaited<ReturnType<typeof buildApp>>
-  /** app.inject, plus a failing assertion whenever the response breaks the contract. */
-  request (options: InjectOptions): Promise<InjectResponse>
+  /** app.inject with a key, plus a failing assertion whenever the response breaks the contract. */
+  request (options: RequestOptions): Promise<InjectResponse>
 }
 
 export async function build (t: Test, overrides: Partial<Config> = {}, dependencies: Partial<AppDependencies> = {}): Promise<TestApi> {
-  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', ...overrides }), dependencies)
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey, ...overrides }), dependencies)
   t.teardown(() => app.close())
   return {
     app,
-    async request (options) {
-      const res = await app.inject(options)
+    async request ({ key = adminKey, ...options }) {
+      const headers = key === null ? options.headers : { authorization: `Bearer ${key}`, ...options.headers }
+      const res = await app.inject({ ...options, headers })
       const method = options.method ?? 'GET'
       const url = String(options.url ?? '/')
       t.same(contractProblems(method, url, res, options.headers ?? {}), [], `${method} ${url} → ${res.statusCode} conforms to openapi.yaml`)

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
 import type { Repositories } from '../src/repositories/types.js'
+import { createKey } from '../src/api-keys.js'
 import { build, ada, dune } from './helper.js'
 
 t.test('POST /books retried with the same key and body replays the first 201 and creates nothing', async t => {
@@ -119,4 +120,19 @@ t.test('the key is stored in the transaction of its record: a failed write store
   const remember = () => { throw new Error('disk full') }
   await t.rejects(storage.books.create({ title: 'T', author: 'A', isbn: null, published_year: null }, remember), { message: 'disk full' })
   t.same((await storage.books.list(10, null)).items, [], 'no record without its key')
+})
+
+t.test('keys are scoped to the caller: two API keys may use the same Idempotency-Key without meeting', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  const { request } = await build(t, {}, { repositories })
+  const other = (await createKey(repositories.apiKeys, 'second client', ['books:write', 'books:read'])).key
+  const headers = { 'idempotency-key': '"shared-key"' }
+  const mine = await request({ method: 'POST', url: '/books', headers, payload: dune })
+  const theirs = await request({ method: 'POST', url: '/books', headers, payload: { ...dune, isbn: null }, key: other })
+  t.equal(mine.statusCode, 201)
+  t.equal(theirs.statusCode, 201)
+  t.notOk(theirs.headers['idempotent-replayed'], 'the other caller got its own create, not a replay')
+  t.not(theirs.json().book_id, mine.json().book_id)
+  const again = await request({ method: 'POST', url: '/books', headers, payload: { ...dune, isbn: null }, key: other })
+  t.equal(again.json().book_id, theirs.json().book_id, 'each caller replays its own first response')
 })

@@ -25,8 +25,8 @@ t.test('GET /books pages through every book in creation order with next_cursor a
 })
 
 t.test('GET /books defaults to 20 items and enforces limit 1..100', async t => {
-  const { request, app } = await build(t)
-  for (let i = 0; i < 21; i++) await app.inject({ method: 'POST', url: '/books', payload: { title: `B${i}`, author: 'A' } })
+  const { request } = await build(t)
+  for (let i = 0; i < 21; i++) await request({ method: 'POST', url: '/books', payload: { title: `B${i}`, author: 'A' } })
   const first = await request({ method: 'GET', url: '/books' })
   t.equal(first.json().items.length, 20)
   t.type(first.json().next_cursor, 'string')

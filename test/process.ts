@@ -1,6 +1,7 @@
 // Runs src/server.ts as a real child process (tap's TypeScript loader), for tests of sockets, signals and files.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { adminKey } from './helper.js'
 
 export const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
 
@@ -12,7 +13,7 @@ export interface Running {
 
 export function start (env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
@@ -39,7 +40,7 @@ export interface Book { book_id: string, title: string }
 export async function post (origin: string, title: string): Promise<{ status: number, book?: Book, etag?: string }> {
   const res = await fetch(`${origin}/books`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
     body: JSON.stringify({ title, author: 'A', isbn: null, published_year: null })
   })
   return { status: res.status, ...(res.status === 201 && { book: await res.json() as Book, etag: res.headers.get('etag')! }) }

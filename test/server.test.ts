@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { dune } from './helper.js'
+import { adminKey, dune } from './helper.js'
 import { serverEntry, start, stop } from './process.js'
 
 // Six starts of a TypeScript child process, beside the other process tests, can outlast tap's default 30 s.
@@ -20,7 +20,7 @@ t.test('the server answers over a real socket, prints where it is, and keeps dat
   t.match(first.output(), /Swagger UI: http:\/\/127\.0\.0\.1:\d+\/docs/)
   const created = await fetch(`${first.origin}/books`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
     body: JSON.stringify(dune)
   })
   t.equal(created.status, 201)

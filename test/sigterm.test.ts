@@ -6,6 +6,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { adminKey } from './helper.js'
 import { allBooks, type Book, post, type Running, start, stop, until } from './process.js'
 
 t.setTimeout(60_000)
@@ -39,7 +40,7 @@ t.test('SIGTERM under load: the request in flight completes, new connections are
     method: 'POST',
     path: '/books',
     agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' }
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue', authorization: `Bearer ${adminKey}` }
   })
   const answered = once(slow, 'response')
   slow.flushHeaders()

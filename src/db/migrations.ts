@@ -66,6 +66,21 @@ export const migrations: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `
+  },
+  {
+    version: 3,
+    name: 'API keys',
+    // Only the SHA-256 of a key's secret is stored; revoked keys stay listed with their revocation time.
+    sql: `
+      CREATE TABLE api_keys (
+        key_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        secret_hash BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      ) STRICT;
+    `
   }
 ]
 

@@ -2,17 +2,15 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OperationId } from '../api-types.js'
+import type { Caller } from '../auth.js'
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.js'
 import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../repositories/types.js'
 
 /**
- * Who is calling, for scoping keys: two callers may pick the same key without meeting.
- * Seam for authentication: until API keys exist every caller is the same anonymous one; once they
- * do, return the authenticated key's stable id here (never the secret itself).
+ * Who is calling, for scoping keys: two callers may pick the same key without meeting. Creates
+ * always require an API key (openapi.yaml), so the caller is a key; its id, never its secret.
  */
-export function callerOf (_request: FastifyRequest): string {
-  return 'anonymous'
-}
+const callerOf = (request: FastifyRequest): string => (request.caller as Extract<Caller, { kind: 'key' }>).keyId
 
 /** The key of the request: the draft's sf-string ("…") or, leniently, the bare value; undefined when absent. */
 function keyOf (request: FastifyRequest): string | undefined {

@@ -4,8 +4,9 @@ import { v7 as uuidv7 } from 'uuid'
 import type { Book, Student } from '../api-types.js'
 import { type DatabaseOptions, openDatabase } from '../db/database.js'
 import { DuplicateError, PreconditionFailedError } from '../errors.js'
+import { type ApiKeyInfo, isScope } from '../api-keys.js'
 import type {
-  BookValues, ExpectedRevisions, IdempotencyEntry, IdempotencyStore, Page, Repositories, StudentValues, Versioned
+  ApiKeyRepository, BookValues, ExpectedRevisions, IdempotencyEntry, IdempotencyStore, Page, Repositories, StudentValues, Versioned
 } from './types.js'
 
 interface TableSpec<V> {
@@ -159,6 +160,45 @@ class SqliteTable<T, V extends object> {
   }
 }
 
+interface ApiKeyRow {
+  key_id: string
+  name: string
+  scopes: string
+  secret_hash: Buffer
+  created_at: string
+  revoked_at: string | null
+}
+
+function keyInfo (row: ApiKeyRow): ApiKeyInfo {
+  return { key_id: row.key_id, name: row.name, scopes: row.scopes.split(' ').filter(isScope), created_at: row.created_at, revoked_at: row.revoked_at }
+}
+
+function sqliteApiKeys (db: Database.Database): ApiKeyRepository {
+  const insert = db.prepare<[ApiKeyRow]>(
+    'INSERT INTO api_keys (key_id, name, scopes, secret_hash, created_at, revoked_at) VALUES (@key_id, @name, @scopes, @secret_hash, @created_at, @revoked_at)'
+  )
+  const find = db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE key_id = ?')
+  const list = db.prepare<[], ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at, key_id')
+  const revoke = db.prepare<[string, string]>('UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL')
+  return {
+    async create ({ keyId, name, scopes, secretHash }) {
+      const row = { key_id: keyId, name, scopes: scopes.join(' '), secret_hash: secretHash, created_at: new Date().toISOString(), revoked_at: null }
+      insert.run(row)
+      return keyInfo(row)
+    },
+    async find (keyId) {
+      const row = find.get(keyId)
+      return row === undefined ? null : { ...keyInfo(row), secretHash: row.secret_hash }
+    },
+    async list () {
+      return list.all().map(keyInfo)
+    },
+    async revoke (keyId) {
+      return revoke.run(new Date().toISOString(), keyId).changes > 0
+    }
+  }
+}
+
 export function openSqliteRepositories (path: string, options: DatabaseOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
@@ -181,6 +221,7 @@ export function openSqliteRepositories (path: string, options: DatabaseOptions =
     books,
     students,
     idempotency,
+    apiKeys: sqliteApiKeys(db),
     cursorSecret: async () => secret.get() as Buffer,
     close: () => db.close()
   }

@@ -1,5 +1,6 @@
 // The storage interface handlers depend on; Promise-based so another engine can implement it later.
 import type { Book, Student } from '../api-types.js'
+import type { ApiKeyInfo, Scope } from '../api-keys.js'
 
 /** A record's writable fields, normalised and complete (absent optional fields are null). */
 export type BookValues = Omit<Book, 'book_id' | 'created_at' | 'updated_at'>
@@ -66,10 +67,22 @@ export interface IdempotencyStore {
 
 export type StudentRepository = RecordStore<Student, StudentValues>
 
+export interface ApiKeyRepository {
+  /** Stores a key by its id and the hash of its secret. */
+  create (key: { keyId: string, name: string, scopes: Scope[], secretHash: Buffer }): Promise<ApiKeyInfo>
+  /** The key with its secret's hash, revoked or not; null when no key has this id. */
+  find (keyId: string): Promise<(ApiKeyInfo & { secretHash: Buffer }) | null>
+  /** Every key, in creation order. */
+  list (): Promise<ApiKeyInfo[]>
+  /** False when no unrevoked key has this id. */
+  revoke (keyId: string): Promise<boolean>
+}
+
 export interface Repositories {
   books: BookRepository
   students: StudentRepository
   idempotency: IdempotencyStore
+  apiKeys: ApiKeyRepository
   /** A secret that lives as long as the data, for signing list cursors. */
   cursorSecret (): Promise<Buffer>
   close (): void

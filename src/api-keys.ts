@@ -1,0 +1,59 @@
+// API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { ApiKeyRepository } from './repositories/types.js'
+
+export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write'] as const
+export type Scope = typeof allScopes[number]
+
+export const isScope = (value: string): value is Scope => (allScopes as readonly string[]).includes(value)
+
+/** A stored key as the operator sees it: never the secret, never its hash. */
+export interface ApiKeyInfo {
+  key_id: string
+  name: string
+  scopes: Scope[]
+  created_at: string
+  revoked_at: string | null
+}
+
+/**
+ * `bsk_<id>_<secret>`: the public id finds the stored row, the 256-bit secret proves possession.
+ * The prefix makes a leaked key easy to recognise (secret scanners, logs).
+ */
+const keyPattern = /^bsk_([0-9a-f]{16})_([\w-]{43})$/
+
+export function newKey (): { keyId: string, key: string, secretHash: Buffer } {
+  const keyId = randomBytes(8).toString('hex')
+  const secret = randomBytes(32).toString('base64url')
+  return { keyId, key: `bsk_${keyId}_${secret}`, secretHash: hashSecret(secret) }
+}
+
+/** A plain SHA-256 suffices: the secret is 256 random bits, so there is nothing to brute-force. */
+export function hashSecret (secret: string): Buffer {
+  return createHash('sha256').update(secret).digest()
+}
+
+export function parseKey (key: string): { keyId: string, secret: string } | null {
+  const match = keyPattern.exec(key)
+  return match === null ? null : { keyId: match[1]!, secret: match[2]! }
+}
+
+/** Compares hashes of equal length, so the time taken says nothing about how much matched. */
+export function sameSecret (secret: string, storedHash: Buffer): boolean {
+  return timingSafeEqual(hashSecret(secret), storedHash)
+}
+
+/** Creates and stores a key; the returned `key` is the only time its secret exists outside the caller's hands. */
+export async function createKey (apiKeys: ApiKeyRepository, name: string, scopes: Scope[]): Promise<ApiKeyInfo & { key: string }> {
+  const { keyId, key, secretHash } = newKey()
+  return { ...await apiKeys.create({ keyId, name, scopes, secretHash }), key }
+}
+
+/**
+ * On the first start (no key ever stored, no ADMIN_API_KEY) there would be no way in: create an
+ * admin key and hand it back once to be printed. Null when a way in already exists.
+ */
+export async function firstAdminKey (adminApiKey: string | null, apiKeys: ApiKeyRepository): Promise<string | null> {
+  if (adminApiKey !== null || (await apiKeys.list()).length > 0) return null
+  return (await createKey(apiKeys, 'first admin key', [...allScopes])).key
+}

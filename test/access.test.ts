@@ -1,0 +1,139 @@
+// Access control: who may call what, refused before the body is read, keys hashed, never logged or cached.
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import { allScopes, createKey, type Scope } from '../src/api-keys.js'
+import { registerOperations } from '../src/protocol.js'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { ada, adminKey, build, dune } from './helper.js'
+import { spec } from './contract.js'
+
+const id = '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60'
+
+/** One request per operation of openapi.yaml, with a valid body where it takes one. */
+const operations = [
+  { method: 'GET', url: '/books', scope: 'books:read' },
+  { method: 'GET', url: `/books/${id}`, scope: 'books:read' },
+  { method: 'POST', url: '/books', scope: 'books:write', payload: dune },
+  { method: 'PUT', url: `/books/${id}`, scope: 'books:write', payload: dune },
+  { method: 'DELETE', url: `/books/${id}`, scope: 'books:write' },
+  { method: 'GET', url: '/api/students', scope: 'students:read' },
+  { method: 'GET', url: `/api/students/${id}`, scope: 'students:read' },
+  { method: 'POST', url: '/api/students', scope: 'students:write', payload: ada },
+  { method: 'PUT', url: `/api/students/${id}`, scope: 'students:write', payload: ada }
+] as const
+
+async function withKeys (t: Test, overrides = {}) {
+  const repositories = openSqliteRepositories(':memory:')
+  const api = await build(t, overrides, { repositories })
+  const key = async (...scopes: Scope[]) => (await createKey(repositories.apiKeys, 'test', scopes)).key
+  return { ...api, repositories, key }
+}
+
+t.test('openapi.yaml declares a bearerAuth scope on every operation, and the list above covers them all', async t => {
+  const declared = Object.values<Record<string, any>>(spec['paths']).flatMap(item =>
+    Object.values<any>(item).filter(op => op.operationId !== undefined).map(op => op.security))
+  t.equal(declared.length, operations.length)
+  for (const security of declared) t.match(security, [{ bearerAuth: [/^(books|students):(read|write)$/] }])
+})
+
+t.test('an anonymous request to any student operation or any write is refused with 401 and WWW-Authenticate', async t => {
+  const { request } = await build(t)
+  for (const op of operations.filter(op => op.scope !== 'books:read')) {
+    const res = await request({ ...op, key: null })
+    t.equal(res.statusCode, 401, `${op.method} ${op.url}`)
+    t.equal(res.headers['www-authenticate'], 'Bearer realm="books-students-api"')
+    t.match(res.json(), { type: '/problems/unauthorized', status: 401, detail: /needs an API key/ })
+  }
+  for (const url of ['/api/students', `/api/students/${id}`]) t.equal((await request({ method: 'HEAD', url, key: null })).statusCode, 401, `HEAD ${url}`)
+})
+
+t.test('book reads are public by default, and closed with PUBLIC_BOOK_READS=false', async t => {
+  const open = await build(t)
+  t.equal((await open.request({ method: 'GET', url: '/books', key: null })).statusCode, 200)
+  t.equal((await open.request({ method: 'GET', url: `/books/${id}`, key: null })).statusCode, 404)
+  t.equal((await open.request({ method: 'HEAD', url: '/books', key: null })).statusCode, 200)
+
+  const closed = await build(t, { publicBookReads: false })
+  for (const op of operations) t.equal((await closed.request({ ...op, key: null })).statusCode, 401, `${op.method} ${op.url}`)
+  t.equal((await closed.request({ method: 'GET', url: '/books' })).statusCode, 200, 'a key still reads')
+})
+
+t.test('an unknown, malformed or revoked key is refused with 401, even where anonymous reads pass', async t => {
+  const { request, repositories, key } = await withKeys(t)
+  const good = await key('books:read')
+  const [, keyId, secret] = good.split('_')
+  const forged = `bsk_${keyId}_${secret!.replace(/^./, c => (c === 'A' ? 'B' : 'A'))}`
+  for (const authorization of [
+    `Bearer ${forged}`,
+    'Bearer bsk_0000000000000000_' + 'A'.repeat(43),
+    'Bearer not-a-key',
+    `Basic ${Buffer.from('user:pass').toString('base64')}`,
+    'Bearer',
+    `Bearer ${adminKey}x`
+  ]) {
+    const res = await request({ method: 'GET', url: '/books', key: null, headers: { authorization } })
+    t.equal(res.statusCode, 401, authorization)
+    t.equal(res.headers['www-authenticate'], 'Bearer realm="books-students-api", error="invalid_token"')
+  }
+  t.equal((await request({ method: 'GET', url: '/books', key: good })).statusCode, 200)
+  t.equal((await request({ method: 'GET', url: '/books', headers: { authorization: `bearer   ${good}` } })).statusCode, 200, 'the scheme is case-insensitive')
+  t.equal(await repositories.apiKeys.revoke(keyId!), true)
+  t.equal((await request({ method: 'GET', url: '/books', key: good })).statusCode, 401, 'revocation applies to the next request')
+  t.equal(await repositories.apiKeys.revoke(keyId!), false, 'a key is revoked once')
+})
+
+t.test('a key without the scope an operation needs gets 403; with it, the operation runs', async t => {
+  const { request, key } = await withKeys(t)
+  for (const op of operations) {
+    const others = allScopes.filter(s => s !== op.scope)
+    const denied = await request({ ...op, key: await key(...others) })
+    t.equal(denied.statusCode, 403, `${op.method} ${op.url} without ${op.scope}`)
+    t.match(denied.json(), { type: '/problems/missing-scope', status: 403, detail: new RegExp(op.scope) })
+    const allowed = await request({ ...op, key: await key(op.scope) })
+    t.not(allowed.statusCode, 401, `${op.method} ${op.url} with ${op.scope}`)
+    t.not(allowed.statusCode, 403, `${op.method} ${op.url} with ${op.scope}`)
+  }
+})
+
+t.test('authentication comes before the body: an anonymous invalid, oversized or non-JSON body gets 401', async t => {
+  const { request } = await build(t)
+  for (const [payload, type] of [['{"title":', 'application/json'], ['{"rating":5}', 'application/json'], ['x'.repeat(70_000), 'application/json'], ['<book/>', 'application/xml']]) {
+    const res = await request({ method: 'POST', url: '/books', key: null, payload, headers: { 'content-type': type! } })
+    t.equal(res.statusCode, 401, `${type} ${payload!.slice(0, 12)}`)
+  }
+  const bad = await request({ method: 'POST', url: '/books', payload: { rating: 5 } })
+  t.equal(bad.statusCode, 400, 'with a key, the body is validated')
+})
+
+t.test('responses to a request with a credential are never cached; keys are never logged', async t => {
+  const lines: string[] = []
+  const repositories = openSqliteRepositories(':memory:')
+  const { request } = await build(t, { logLevel: 'trace' }, { repositories, logStream: { write: line => { lines.push(line) } } })
+  const { key } = await createKey(repositories.apiKeys, 'log test', ['books:read'])
+  t.equal((await request({ method: 'GET', url: '/books', key })).headers['cache-control'], 'no-store')
+  t.equal((await request({ method: 'GET', url: '/books', key: 'bsk_wrong' })).headers['cache-control'], 'no-store')
+  t.equal((await request({ method: 'POST', url: '/books', payload: dune })).headers['cache-control'], 'no-store')
+  t.equal((await request({ method: 'GET', url: '/books', key: null })).headers['cache-control'], undefined, 'public reads may be cached')
+  t.ok(lines.length > 0, 'requests were logged')
+  const secret = key.split('_')[2]!
+  t.notOk(lines.some(line => line.includes(secret) || line.includes(adminKey)), 'no log line holds a key')
+  t.notOk(lines.some(line => /"authorization"|bsk_/i.test(line)), 'no log line holds the Authorization header or any key')
+})
+
+t.test('keys are stored as hashes only', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  t.teardown(() => repositories.close())
+  const created = await createKey(repositories.apiKeys, 'hash test', ['students:read', 'books:read'])
+  const stored = await repositories.apiKeys.find(created.key_id)
+  t.match(stored, { key_id: created.key_id, name: 'hash test', scopes: ['students:read', 'books:read'], revoked_at: null })
+  t.equal(stored!.secretHash.length, 32, 'a SHA-256 digest')
+  t.notOk(stored!.secretHash.toString('latin1').includes(created.key.split('_')[2]!))
+  t.notOk(JSON.stringify(await repositories.apiKeys.list()).includes(created.key.split('_')[2]!), 'listing shows no secret')
+  t.equal(await repositories.apiKeys.find('ffffffffffffffff'), null)
+})
+
+t.test('the service refuses to start when an operation declares no security (fails closed)', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(registerOperations(app, async operations => { operations.get('/open', async () => 'open') }), /GET \/open declares no security in openapi.yaml/)
+})

@@ -1,0 +1,136 @@
+// The key CLI and the first-start admin key, as an operator uses them.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { firstAdminKey } from '../src/api-keys.js'
+import { runKeys } from '../src/keys-cli.js'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { build } from './helper.js'
+
+function tempDatabase (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-keys-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return join(dir, 'keys.sqlite')
+}
+
+async function keys (databasePath: string, ...args: string[]): Promise<{ code: number, out: string, err: string }> {
+  let out = ''
+  let err = ''
+  const code = await runKeys(args, { DATABASE_PATH: databasePath }, { out: line => { out += line + '\n' }, err: line => { err += line + '\n' } })
+  return { code, out, err }
+}
+
+t.test('create --quiet prints the key alone; the key works against the service with its scopes only', async t => {
+  const databasePath = tempDatabase(t)
+  const created = await keys(databasePath, 'create', '--scopes', 'books:read,students:read', '--name', 'reporting', '--quiet')
+  t.equal(created.code, 0)
+  t.match(created.out, /^bsk_[0-9a-f]{16}_[\w-]{43}\n$/)
+  const key = created.out.trim()
+
+  const { request } = await build(t, { databasePath })
+  t.equal((await request({ method: 'GET', url: '/api/students', key })).statusCode, 200)
+  t.equal((await request({ method: 'POST', url: '/api/students', key, payload: { name: 'A', email: 'a@example.org' } })).statusCode, 403)
+
+  const listed = await keys(databasePath, 'list')
+  t.equal(listed.code, 0)
+  t.match(listed.out, /^[0-9a-f]{16}\tactive\tbooks:read,students:read\t\S+\treporting\n$/)
+  t.notOk(listed.out.includes(key.split('_')[2]!), 'list never shows a secret')
+
+  const keyId = key.split('_')[1]!
+  const revoked = await keys(databasePath, 'revoke', keyId)
+  t.equal(revoked.code, 0)
+  t.match(revoked.out, `Revoked key ${keyId}`)
+  t.equal((await request({ method: 'GET', url: '/api/students', key })).statusCode, 401, 'the running service refuses it at once')
+  t.match((await keys(databasePath, 'list')).out, /\trevoked \S+\t/)
+  t.match(await keys(databasePath, 'revoke', keyId), { code: 1, err: /No active key has the id/ })
+})
+
+t.test('create without --quiet explains, and duplicates in --scopes collapse', async t => {
+  const databasePath = tempDatabase(t)
+  t.equal((await keys(databasePath, 'list')).out, 'No keys stored.\n')
+  const created = await keys(databasePath, 'create', '--scopes', 'books:write, books:write', '--name', 'importer')
+  t.equal(created.code, 0)
+  t.match(created.out, /^Created key [0-9a-f]{16} "importer" with scopes books:write\.\nThe key is shown this once.*\nbsk_\S+\n$/)
+})
+
+t.test('bad usage exits 2 with a message and the usage', async t => {
+  const databasePath = tempDatabase(t)
+  for (const args of [
+    [],
+    ['rotate'],
+    ['create', '--name', 'x'],
+    ['create', '--name', 'x', '--scopes', 'books:read,admin'],
+    ['create', '--scopes', 'books:read'],
+    ['create', '--scopes', 'books:read', '--name', 'x'.repeat(101)],
+    ['list', 'extra'],
+    ['list', '--colour']
+  ]) {
+    const result = await keys(databasePath, ...args)
+    t.equal(result.code, 2, args.join(' '))
+    t.match(result.err, /Usage:\n {2}npm run keys -- create/)
+  }
+  t.match(await keys(databasePath, 'create', '--scopes', 'books:read,admin', '--name', 'x'), { err: /unknown: admin/ })
+  t.match(await runKeys(['list'], { LOG_LEVEL: 'loud' }, { out: () => {}, err: line => t.match(line, /^LOG_LEVEL must be/) }), 1)
+})
+
+t.test('the first start creates one admin key unless ADMIN_API_KEY is set or a key exists', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  t.teardown(() => repositories.close())
+  t.equal(await firstAdminKey('x'.repeat(32), repositories.apiKeys), null, 'ADMIN_API_KEY is the way in')
+  const first = await firstAdminKey(null, repositories.apiKeys)
+  t.match(first, /^bsk_/)
+  t.match(await repositories.apiKeys.list(), [{ name: 'first admin key', scopes: ['books:read', 'books:write', 'students:read', 'students:write'] }])
+  t.equal(await firstAdminKey(null, repositories.apiKeys), null, 'only once')
+})
+
+t.test('the server prints the first admin key once, and npm run keys manages the same database', async t => {
+  const databasePath = tempDatabase(t)
+  const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
+  const run = async (env: Record<string, string>): Promise<string> => {
+    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env },
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let out = ''
+    child.stdout.on('data', chunk => { out += chunk })
+    while (!out.includes('Swagger UI')) await once(child.stdout, 'data')
+    // Anything printed after the listening lines arrives before the streams close.
+    child.kill('SIGTERM')
+    await once(child, 'close')
+    return out
+  }
+  const first = await run({})
+  const key = /^(bsk_\S+)$/m.exec(first)?.[1]
+  t.ok(key, 'the first start printed a key')
+  t.match(first, /Copy it now, it is not shown again/)
+  const second = await run({})
+  t.notMatch(second, /bsk_/, 'the second start prints none')
+
+  const listed = await keys(databasePath, 'list')
+  t.match(listed.out, /\tactive\tbooks:read,books:write,students:read,students:write\t\S+\tfirst admin key\n/)
+})
+
+t.test('the keys entry point runs as a process and sets the exit code', async t => {
+  const databasePath = tempDatabase(t)
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
+    env: { ...process.env, DATABASE_PATH: databasePath },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', chunk => { out += chunk })
+  child.stderr.on('data', chunk => { err += chunk })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0)
+  t.match(out, /^bsk_\S+\n$/)
+  const bad = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'nope'], {
+    env: { ...process.env, DATABASE_PATH: databasePath },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  bad.stderr.on('data', chunk => { err += chunk })
+  t.equal((await once(bad, 'exit'))[0], 2)
+  t.match(err, /unknown command or arguments: nope/)
+})

@@ -1,0 +1,94 @@
+// Raw sockets against a listening server: slow clients are cut off, garbage and huge headers do no harm.
+import { connect, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import type { Config } from '../src/config.js'
+import { adminKey, build } from './helper.js'
+
+async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ port: number, origin: string }> {
+  const { app } = await build(t, { headersTimeout: 300, requestTimeout: 600, keepAliveTimeout: 300, ...overrides })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  return { port, origin: `http://127.0.0.1:${port}` }
+}
+
+/** Opens a socket and collects what the server sends until it closes the connection. */
+function open (port: number): { socket: Socket, ready: Promise<void>, closed: Promise<string> } {
+  const socket = connect(port, '127.0.0.1')
+  let received = ''
+  socket.on('data', chunk => { received += chunk.toString('latin1') })
+  socket.on('error', () => {}) // a reset is one of the answers a dropped client may get
+  return {
+    socket,
+    ready: new Promise(resolve => socket.once('connect', () => resolve())),
+    closed: new Promise(resolve => socket.once('close', () => resolve(received)))
+  }
+}
+
+t.test('a slowloris client that never finishes its headers is cut off while others are served', async t => {
+  const { port, origin } = await listening(t)
+  const slow = open(port)
+  await slow.ready
+  slow.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\n')
+  // One more header line every 50 ms: the connection never idles, the headers never end.
+  const drip = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(`X-Drip-${Date.now()}: 1\r\n`) }, 50)
+  t.teardown(() => clearInterval(drip))
+  const served = await fetch(`${origin}/books`)
+  t.equal(served.status, 200, 'another client is served meanwhile')
+  const answer = await slow.closed
+  clearInterval(drip)
+  t.match(answer, /^HTTP\/1\.1 408 /, 'the slow client got 408 and was disconnected')
+  t.equal((await fetch(`${origin}/books`)).status, 200, 'the service goes on')
+})
+
+t.test('a client that sends its body too slowly is cut off by the request timeout', async t => {
+  const { port, origin } = await listening(t)
+  const slow = open(port)
+  await slow.ready
+  slow.socket.write(`POST /books HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${adminKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`)
+  const drip = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(' ') }, 50)
+  t.teardown(() => clearInterval(drip))
+  const answer = await slow.closed
+  clearInterval(drip)
+  t.match(answer, /^HTTP\/1\.1 408 /, 'answered 408 and disconnected')
+  t.equal((await fetch(`${origin}/books`)).status, 200)
+})
+
+t.test('garbage bytes get 400 and a closed connection; the process keeps serving', async t => {
+  const { port, origin } = await listening(t)
+  for (const garbage of ['\u0000\u00ff\u00fe GARBAGE \r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /books HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 'GET /books HTTP/1.1\r\nBad Header\r\n\r\n']) {
+    const client = open(port)
+    await client.ready
+    client.socket.end(Buffer.from(garbage, 'latin1'))
+    t.match(await client.closed, /^HTTP\/1\.1 400 /, JSON.stringify(garbage))
+  }
+  t.equal((await fetch(`${origin}/books`)).status, 200)
+})
+
+t.test('headers over 16 KiB get 431; the process keeps serving', async t => {
+  const { port, origin } = await listening(t)
+  const client = open(port)
+  await client.ready
+  client.socket.write(`GET /books HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  t.match(await client.closed, /^HTTP\/1\.1 431 /)
+  t.equal((await fetch(`${origin}/books`)).status, 200)
+})
+
+t.test('connections beyond MAX_CONNECTIONS are dropped; those already open are unaffected', async t => {
+  const { port } = await listening(t, { maxConnections: 2, keepAliveTimeout: 5000, headersTimeout: 5000, requestTimeout: 5000 })
+  const first = open(port)
+  const second = open(port)
+  await Promise.all([first.ready, second.ready])
+  // Make sure the server has accepted both before the third knocks.
+  first.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\n\r\n')
+  await new Promise(resolve => first.socket.once('data', resolve))
+  second.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\n\r\n')
+  await new Promise(resolve => second.socket.once('data', resolve))
+  const third = open(port)
+  third.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\n\r\n')
+  t.equal(await third.closed, '', 'the third connection is closed without an answer')
+  first.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+  t.match(await first.closed, /HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 200 /, 'an open connection is still served')
+  second.socket.destroy()
+  await second.closed
+})
