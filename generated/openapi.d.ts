@@ -539,7 +539,7 @@ export interface components {
     headers: {
         /**
          * @description Strong entity tag of the record; it changes whenever the record changes.
-         * @example "3-Yk1x9QhZ2w"
+         * @example "3-5e6f7a8b9c0d"
          */
         ETag: string;
         /**

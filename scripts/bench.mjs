@@ -63,7 +63,7 @@ const settings = {
   sizes: opts.sizes.split(',').map(s => positive('sizes', s)),
   students: 1000
 }
-const apiKey = 'bench-admin-key'
+const apiKey = 'bench-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
 // --- progress and machine ------------------------------------------------------------------

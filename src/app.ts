@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
@@ -16,6 +15,7 @@ import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
 import { openSqliteRepositories } from './repositories/sqlite.js'
+import { securityHeaders } from './security-headers.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
 
@@ -38,16 +38,16 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
   const identify = identifyCaller(config, repositories.apiKeys)
   const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
-  /** What every request goes through first: its id, who is calling, and the caller's quota. */
+  const headers = securityHeaders()
+  /** What every request goes through first: security headers, its id, who is calling, and the caller's quota. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    reply.header('x-request-id', request.id)
+    reply.headers(headers).header('x-request-id', request.id)
     await identify(request, reply)
     await limit(request, reply)
   }
   const app = Fastify({
     // A URL the router cannot decode (`/books/%`) never reaches the hooks; answer it like any other 400.
     frameworkErrors: (error, request, reply) => {
-      reply.header('x-content-type-options', 'nosniff')
       // allSettled: should the quota lookup fail, the client still gets its 400.
       Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
     },
@@ -96,13 +96,6 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   app.decorateRequest('caller', null as never)
   app.addHook('onRequest', admit)
-  // An API answers with JSON only: nothing in it may run, be framed or load anything.
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] }
-    }
-  })
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,

@@ -1,6 +1,7 @@
 // Process entry: reads the config, starts the service, and shuts it down gracefully on SIGINT/SIGTERM.
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
+import pino from 'pino'
 import { firstAdminKey } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
@@ -18,10 +19,14 @@ try {
   fail((error as ConfigError).message)
 }
 
+// Log lines are written asynchronously so that a request never waits for stdout; they are flushed
+// on shutdown, and only a hard kill can lose the last few.
+const logStream = pino.destination({ dest: 1, sync: false })
+
 const { app, firstKey } = await (async () => {
-  const repositories = openSqliteRepositories(config.databasePath)
+  const repositories = openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
-  return { app: await buildApp(config, { repositories }), firstKey }
+  return { app: await buildApp(config, { repositories, logStream }), firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))
 
 // On a signal: stop accepting connections, let in-flight requests finish, close the database, exit 0.
@@ -29,6 +34,7 @@ const { app, firstKey } = await (async () => {
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   app.log.info({ signal, err }, 'shutting down')
   await app.close()
+  logStream.flushSync()
 })
 
 try {
