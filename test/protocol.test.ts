@@ -104,3 +104,13 @@ t.test('requests carry an id: a plain incoming X-Request-Id is kept, anything el
   const replaced = (await request({ method: 'GET', url: '/books', headers: { 'x-request-id': 'bad id\u0001' } })).headers['x-request-id']
   t.match(replaced, /^[0-9a-f-]{36}$/)
 })
+
+t.test('each request is logged once at info, when it completes, with its id, method, path, status and time', async t => {
+  const lines: string[] = []
+  const { request } = await build(t, { logLevel: 'info' }, { logStream: { write: (line: string) => { lines.push(line) } } })
+  await request({ method: 'GET', url: '/books?limit=5', headers: { 'x-request-id': 'log-1' } })
+  const entries = lines.map(line => JSON.parse(line)).filter(entry => entry.reqId === 'log-1')
+  t.equal(entries.length, 1)
+  t.match(entries[0], { level: 30, msg: 'request completed', req: { method: 'GET', url: '/books?limit=5' }, res: { statusCode: 200 } })
+  t.type(entries[0].responseTime, 'number')
+})
