@@ -59,7 +59,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       const given = request.headers['x-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
     },
-    return503OnClosing: true,
+    // While closing, requests already on open connections are served normally (the database closes
+    // only after they end): Fastify's own 503 for them would be a bare JSON body, not a problem.
+    return503OnClosing: false,
     // Slow clients (slowloris) are cut off: headers, whole request and idle keep-alive each have a deadline.
     requestTimeout: config.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeout,
