@@ -5,7 +5,7 @@ import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
@@ -53,7 +53,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     },
     logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
     // One line per request (written when it completes, below) instead of Fastify's two halves the logging cost.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     genReqId: request => {
       const given = request.headers['x-request-id']
