@@ -3,7 +3,7 @@ import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../repositories/types.js'
-import { etagOf, expectedRevisions, notModified, withEtag } from './conditional.js'
+import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { bookValues } from './input.js'
 import { listPage } from './paging.js'
@@ -30,11 +30,7 @@ export function bookHandlers (books: BookRepository, cursors: CursorCodec, idemp
 
     async getBook (request, reply) {
       const id = request.params.book_id
-      const found = await books.get(id)
-      if (found === null) throw new NotFoundError('book', id)
-      const book = withEtag(reply, id, found)
-      if (notModified(request.headers['if-none-match'], etagOf(id, found.revision))) return reply.code(304).send()
-      return book
+      return readAnswer(request, reply, 'book', id, await books.get(id))
     },
 
     async updateBook (request, reply) {

@@ -1,5 +1,6 @@
 // Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { NotFoundError } from '../errors.js'
 import type { ExpectedRevisions, Versioned } from '../repositories/types.js'
 
 // The random tail of the UUIDv7 (48 bits) makes a tag of one record useless on another that happens
@@ -15,6 +16,13 @@ export function etagOf (id: string, revision: number): string {
 export function withEtag<T> (reply: FastifyReply, id: string, versioned: Versioned<T>): T {
   reply.header('etag', etagOf(id, versioned.revision))
   return versioned.record
+}
+
+/** A GET's answer: the record with its ETag, 304 when the client's copy is current, 404 when there is none. */
+export function readAnswer<T> (request: FastifyRequest, reply: FastifyReply, kind: string, id: string, found: Versioned<T> | null): T | FastifyReply {
+  if (found === null) throw new NotFoundError(kind, id)
+  const record = withEtag(reply, id, found)
+  return notModified(request.headers['if-none-match'], etagOf(id, found.revision)) ? reply.code(304).send() : record
 }
 
 // An entity-tag may contain commas, so the list is read tag by tag rather than split on commas.
@@ -46,7 +54,7 @@ export function expectedRevisions (ifMatch: string | undefined, id: string): Exp
 }
 
 /** Whether If-None-Match names the current tag (weak comparison, RFC 9110 §13.1.2): answer 304. */
-export function notModified (ifNoneMatch: string | undefined, current: string): boolean {
+function notModified (ifNoneMatch: string | undefined, current: string): boolean {
   if (ifNoneMatch === undefined) return false
   const tags = tagsOf(ifNoneMatch)
   return tags === '*' || tags.some(t => t.tag === current)

@@ -3,7 +3,7 @@ import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../repositories/types.js'
-import { etagOf, expectedRevisions, notModified, withEtag } from './conditional.js'
+import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { studentValues } from './input.js'
 import { listPage } from './paging.js'
@@ -30,11 +30,7 @@ export function studentHandlers (students: StudentRepository, cursors: CursorCod
 
     async getStudent (request, reply) {
       const id = request.params.student_id
-      const found = await students.get(id)
-      if (found === null) throw new NotFoundError('student', id)
-      const student = withEtag(reply, id, found)
-      if (notModified(request.headers['if-none-match'], etagOf(id, found.revision))) return reply.code(304).send()
-      return student
+      return readAnswer(request, reply, 'student', id, await students.get(id))
     },
 
     async updateStudent (request, reply) {
