@@ -54,6 +54,77 @@ class SqliteIdempotency implements IdempotencyStore {
   }
 }
 
+interface PendingWrite {
+  write: () => unknown
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit: the writes that arrive within one event-loop tick run in ONE transaction, each in a
+ * savepoint of its own (a db.transaction() function called inside a transaction is one), so a write
+ * that fails (409, 412) rolls back alone. A commit is the dearest part of a write, and one commit for
+ * the batch instead of one per write is what pays (issue 6). Every write is acknowledged only after
+ * the COMMIT, so an acknowledged write is as durable as before; a failed COMMIT fails every write of
+ * the batch. The transaction never spans an await: the batch runs synchronously from BEGIN to COMMIT.
+ */
+class GroupCommit {
+  readonly #db: Database.Database
+  readonly #begin: Statement<[]>
+  readonly #commit: Statement<[]>
+  readonly #rollback: Statement<[]>
+  #queue: PendingWrite[] = []
+
+  constructor (db: Database.Database) {
+    this.#db = db
+    // IMMEDIATE takes the write lock before the first read, so a check and its write see the same row
+    // even if another connection (another process) writes to the file.
+    this.#begin = db.prepare('BEGIN IMMEDIATE')
+    this.#commit = db.prepare('COMMIT')
+    this.#rollback = db.prepare('ROLLBACK')
+  }
+
+  /** Runs `write` (a db.transaction() function, so a savepoint here) in the next batch. */
+  run<R> (write: () => R): Promise<R> {
+    return new Promise((resolve, reject) => {
+      // setImmediate runs after the poll phase, so every request read in this tick joins the batch.
+      if (this.#queue.length === 0) setImmediate(() => this.flush())
+      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject })
+    })
+  }
+
+  /** Commits the pending writes now (also before the database closes), then settles their promises. */
+  flush (): void {
+    const batch = this.#queue
+    if (batch.length === 0) return
+    this.#queue = []
+    const outcomes: { ok: boolean, value: unknown }[] = []
+    try {
+      this.#begin.run()
+      for (const { write } of batch) {
+        try {
+          outcomes.push({ ok: true, value: write() })
+        } catch (error) {
+          // Some failures (disk full, I/O error, a trigger's RAISE(ROLLBACK)) end the whole transaction:
+          // the batch's earlier writes are gone and later ones would commit on their own, so stop here.
+          if (!this.#db.inTransaction) throw error
+          outcomes.push({ ok: false, value: error })
+        }
+      }
+      this.#commit.run()
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run()
+      for (const pending of batch) pending.reject(error)
+      return
+    }
+    batch.forEach((pending, i) => {
+      const { ok, value } = outcomes[i]!
+      if (ok) pending.resolve(value)
+      else pending.reject(value)
+    })
+  }
+}
+
 class SqliteTable<T, V extends object> {
   readonly #spec: TableSpec<V>
   readonly #writable: string[]
@@ -65,12 +136,14 @@ class SqliteTable<T, V extends object> {
   readonly #insert: Statement<[Row], VersionedRow>
   readonly #update: Statement<[Row], VersionedRow>
   readonly #delete: Statement<[string]>
+  readonly #writes: GroupCommit
   readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => Versioned<T>
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
-  constructor (db: Database.Database, spec: TableSpec<V>, idempotency: SqliteIdempotency) {
+  constructor (db: Database.Database, spec: TableSpec<V>, idempotency: SqliteIdempotency, writes: GroupCommit) {
     this.#spec = spec
+    this.#writes = writes
     const { table, idColumn, kind } = spec
     const writable = this.#writable = Object.keys(spec.writable)
     const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
@@ -89,28 +162,25 @@ class SqliteTable<T, V extends object> {
     )
     this.#delete = db.prepare(`DELETE FROM ${table} WHERE ${idColumn} = ?`)
 
-    // IMMEDIATE takes the write lock before the first read, so a check and its write see the same row
-    // even if another connection (another process) writes to the file.
+    // Each write runs inside GroupCommit's IMMEDIATE transaction, so a check and its write see the same row.
     const checked = (id: string, expected: ExpectedRevisions): boolean => {
       const current = this.#revision.get(id)
       if (current === undefined) return false
       if (expected !== null && !expected.includes(current)) throw new PreconditionFailedError(kind)
       return true
     }
-    const create = db.transaction((values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
+    // Called inside the batch's transaction, these run as savepoints: a failure undoes only its own write.
+    this.#create = db.transaction((values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
       const now = new Date()
       const created = versioned<T>(this.#insert.get({ ...values, [idColumn]: uuidv7(), created_at: now.toISOString(), updated_at: now.toISOString() })!)
       if (remember !== undefined) idempotency.store(remember(created), now.getTime())
       return created
     })
-    const replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
+    this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
       if (!checked(id, expected)) return null
       return versioned<T>(this.#update.get({ ...values, [idColumn]: id, updated_at: new Date().toISOString() })!)
     })
-    const remove = db.transaction((id: string, expected: ExpectedRevisions) => checked(id, expected) && this.#delete.run(id).changes > 0)
-    this.#create = (values, remember) => create.immediate(values, remember)
-    this.#replace = (id, values, expected) => replace.immediate(id, values, expected)
-    this.#remove = (id, expected) => remove.immediate(id, expected)
+    this.#remove = db.transaction((id: string, expected: ExpectedRevisions) => checked(id, expected) && this.#delete.run(id).changes > 0)
   }
 
   async list (limit: number, after: string | null): Promise<Page<T>> {
@@ -135,15 +205,15 @@ class SqliteTable<T, V extends object> {
   }
 
   async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>> {
-    return this.#write(() => this.#create(values, remember))
+    return this.#writes.run(() => this.#write(() => this.#create(values, remember)))
   }
 
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
-    return this.#write(() => this.#replace(id, values, expected))
+    return this.#writes.run(() => this.#write(() => this.#replace(id, values, expected)))
   }
 
   async delete (id: string, expected: ExpectedRevisions): Promise<boolean> {
-    return this.#remove(id, expected)
+    return this.#writes.run(() => this.#remove(id, expected))
   }
 
   /** Runs a write, turning a unique-constraint failure into a DuplicateError naming the field. */
@@ -203,18 +273,19 @@ export function openSqliteRepositories (path: string, options: DatabaseOptions =
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
+  const writes = new GroupCommit(db)
   const books = new SqliteTable<Book, BookValues>(db, {
     table: 'books',
     kind: 'book',
     idColumn: 'book_id',
     writable: { title: true, author: true, isbn: true, published_year: true }
-  }, idempotency)
+  }, idempotency, writes)
   const students = new SqliteTable<Student, StudentValues>(db, {
     table: 'students',
     kind: 'student',
     idColumn: 'student_id',
     writable: { name: true, email: true, enrollment_year: true, status: true }
-  }, idempotency)
+  }, idempotency, writes)
   // Migration 1 inserts the secret, so the row always exists.
   const secret = db.prepare<[], Buffer>("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck()
   return {
@@ -223,6 +294,9 @@ export function openSqliteRepositories (path: string, options: DatabaseOptions =
     idempotency,
     apiKeys: sqliteApiKeys(db),
     cursorSecret: async () => secret.get() as Buffer,
-    close: () => db.close()
+    close: () => {
+      writes.flush()
+      db.close()
+    }
   }
 }

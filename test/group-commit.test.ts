@@ -1,0 +1,77 @@
+// Group commit: concurrent writes share one transaction, yet each succeeds or fails on its own, and only a committed write is acknowledged.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import type { BookValues } from '../src/repositories/types.js'
+
+const book = (title: string, isbn: string | null = null): BookValues => ({ title, author: 'A', isbn, published_year: null })
+
+/** Repositories on a file, and a second connection to it for changing the schema behind their back. */
+function onFile (t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-group-'))
+  const path = join(dir, 'data.sqlite')
+  const repositories = openSqliteRepositories(path)
+  const other = new Database(path)
+  t.teardown(() => {
+    other.close()
+    repositories.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { repositories, other }
+}
+
+t.test('writes of one tick: a 409 and a 412 fail alone, the others commit', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  t.teardown(() => repositories.close())
+  const { books } = repositories
+  const first = await books.create(book('first', '978-0-441-01359-3'))
+  const results = await Promise.allSettled([
+    books.create(book('a')),
+    books.create(book('duplicate', '978-0-441-01359-3')),
+    books.replace(first.record.book_id, book('stale'), [99]),
+    books.replace(first.record.book_id, book('renamed', '978-0-441-01359-3'), [1]),
+    books.create(book('b')),
+    books.delete(first.record.book_id, [1])
+  ])
+  t.same(results.map(r => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled', 'rejected'])
+  t.match(results[1], { reason: { statusCode: 409 } })
+  t.match(results[2], { reason: { statusCode: 412 } })
+  t.match(results[3], { value: { revision: 2, record: { title: 'renamed' } } })
+  // The delete saw the replace of the same batch (revision 2), as it would have one after the other.
+  t.match(results[5], { reason: { statusCode: 412 } })
+  t.same((await books.list(10, null)).items.map(b => b.title), ['renamed', 'a', 'b'])
+})
+
+t.test('a failed COMMIT fails every write of the batch and stores none', async t => {
+  const { repositories, other } = onFile(t)
+  // A deferred foreign key is checked only at COMMIT: a book titled "orphan" makes the COMMIT fail.
+  other.exec(`
+    CREATE TABLE parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER orphan AFTER INSERT ON books WHEN NEW.title = 'orphan' BEGIN INSERT INTO child VALUES (42); END;
+  `)
+  const results = await Promise.allSettled([repositories.books.create(book('a')), repositories.books.create(book('orphan'))])
+  t.match(results, [{ status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' } }, { status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' } }])
+  t.same((await repositories.books.list(10, null)).items, [])
+  t.equal((await repositories.books.create(book('later'))).record.title, 'later', 'the next batch commits')
+})
+
+t.test('a write that ends the whole transaction fails the batch, and no later write commits on its own', async t => {
+  const { repositories, other } = onFile(t)
+  other.exec("CREATE TRIGGER abort BEFORE INSERT ON books WHEN NEW.title = 'abort' BEGIN SELECT RAISE(ROLLBACK, 'aborted'); END;")
+  const results = await Promise.allSettled(['a', 'abort', 'c'].map(title => repositories.books.create(book(title))))
+  t.same(results.map(r => r.status), ['rejected', 'rejected', 'rejected'])
+  t.match(results[0], { reason: { message: 'aborted' } })
+  t.same((await repositories.books.list(10, null)).items, [])
+})
+
+t.test('closing the repositories commits the writes still waiting for their batch', async t => {
+  const { repositories, other } = onFile(t)
+  const pending = repositories.books.create(book('last'))
+  repositories.close()
+  t.equal((await pending).record.title, 'last')
+  t.same(other.prepare('SELECT title FROM books').pluck().all(), ['last'])
+})
