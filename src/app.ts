@@ -14,7 +14,7 @@ import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
-import { openSqliteRepositories } from './repositories/sqlite.js'
+import { openConfiguredRepositories } from './repositories/sqlite.js'
 import { securityHeaders } from './security-headers.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
@@ -35,7 +35,7 @@ export interface AppDependencies {
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
-  const repositories = dependencies.repositories ?? openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
+  const repositories = dependencies.repositories ?? openConfiguredRepositories(config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
   const headers = securityHeaders()

@@ -1,7 +1,7 @@
 // Who is calling (once per request, before anything else) and whether that caller may run an operation.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { allScopes, parseKey, type Scope, sameSecret } from './api-keys.js'
+import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-keys.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import type { ApiKeyRepository } from './repositories/types.js'
@@ -22,18 +22,16 @@ const anonymous: Caller = { kind: 'anonymous' }
 const refused: Caller = { kind: 'refused' }
 const realm = 'Bearer realm="books-students-api"'
 
-const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest()
-
 /** Finds the caller from `Authorization: Bearer <key>`; the key is looked up on every request, so a revocation applies at once. */
 export function identifyCaller (config: Config, apiKeys: ApiKeyRepository): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const adminHash = config.adminApiKey === null ? null : sha256(config.adminApiKey)
+  const adminHash = config.adminApiKey === null ? null : hashSecret(config.adminApiKey)
   const admin: Caller = { kind: 'key', keyId: 'admin', scopes: allScopes }
 
   async function identify (header: string): Promise<Caller> {
     const token = /^bearer +(\S+) *$/i.exec(header)?.[1]
     if (token === undefined) return refused
     // Hashing both sides gives equal lengths, so the comparison time is the same for every guess.
-    if (adminHash !== null && timingSafeEqual(sha256(token), adminHash)) return admin
+    if (adminHash !== null && timingSafeEqual(hashSecret(token), adminHash)) return admin
     const parsed = parseKey(token)
     const stored = parsed && await apiKeys.find(parsed.keyId)
     if (!stored || stored.revoked_at !== null || !sameSecret(parsed!.secret, stored.secretHash)) return refused

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { allScopes, createKey, isScope, type Scope } from './api-keys.js'
 import { ConfigError, loadConfig } from './config.js'
-import { openSqliteRepositories } from './repositories/sqlite.js'
+import { openConfiguredRepositories } from './repositories/sqlite.js'
 
 const usage = `Usage:
   npm run keys -- create --scopes <scope,scope…> --name <name> [--quiet]
@@ -48,7 +48,7 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
     io.err((error as ConfigError).message)
     return 1
   }
-  const repositories = openSqliteRepositories(config.databasePath)
+  const repositories = openConfiguredRepositories(config)
   const code = await (async () => {
     if (command === 'create' && rest.length === 0) {
       const name = values.name?.trim() ?? ''

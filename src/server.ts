@@ -5,7 +5,7 @@ import pino from 'pino'
 import { firstAdminKey } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
-import { openSqliteRepositories } from './repositories/sqlite.js'
+import { openConfiguredRepositories } from './repositories/sqlite.js'
 
 function fail (message: string): never {
   console.error(`books-students-api: ${message}`)
@@ -24,7 +24,7 @@ try {
 const logStream = pino.destination({ dest: 1, sync: false })
 
 const { app, firstKey } = await (async () => {
-  const repositories = openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
+  const repositories = openConfiguredRepositories(config)
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   return { app: await buildApp(config, { repositories, logStream }), firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))

@@ -2,6 +2,7 @@
 import Database, { type Statement } from 'better-sqlite3'
 import { v7 as uuidv7 } from 'uuid'
 import type { Book, Student } from '../api-types.js'
+import type { Config } from '../config.js'
 import { type DatabaseOptions, openDatabase } from '../db/database.js'
 import { DuplicateError, PreconditionFailedError } from '../errors.js'
 import { type ApiKeyInfo, isScope } from '../api-keys.js'
@@ -299,4 +300,9 @@ export function openSqliteRepositories (path: string, options: DatabaseOptions =
       db.close()
     }
   }
+}
+
+/** The repositories at the configured database with the configured durability, for every process that opens it. */
+export function openConfiguredRepositories (config: Pick<Config, 'databasePath' | 'databaseSynchronous'>): Repositories {
+  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous })
 }
