@@ -1,5 +1,5 @@
 // API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ApiKeyRepository } from './repositories/types.js'
 
 export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write'] as const
@@ -30,7 +30,8 @@ export function newKey (): { keyId: string, key: string, secretHash: Buffer } {
 
 /** A plain SHA-256 suffices: the secret is 256 random bits, so there is nothing to brute-force. */
 export function hashSecret (secret: string): Buffer {
-  return createHash('sha256').update(secret).digest()
+  // The one-shot digest: half the cost of createHash() for a short input, paid on every request with a key.
+  return hash('sha256', secret, 'buffer')
 }
 
 export function parseKey (key: string): { keyId: string, secret: string } | null {

@@ -18,6 +18,13 @@ declare module 'fastify' {
   }
 }
 
+/** A credential checked once: the header that carried it, who it proved, and the stored key (null for ADMIN_API_KEY). */
+interface Proof {
+  header: Buffer
+  caller: Caller
+  row: { key_id: string } | null
+}
+
 const anonymous: Caller = { kind: 'anonymous' }
 const refused: Caller = { kind: 'refused' }
 const realm = 'Bearer realm="books-students-api"'
@@ -27,15 +34,27 @@ export function identifyCaller (config: Config, apiKeys: ApiKeyRepository): (req
   const adminHash = config.adminApiKey === null ? null : hashSecret(config.adminApiKey)
   const admin: Caller = { kind: 'key', keyId: 'admin', scopes: allScopes }
 
-  async function identify (header: string): Promise<Caller> {
+  async function identify (header: string): Promise<Proof | null> {
     const token = /^bearer +(\S+) *$/i.exec(header)?.[1]
-    if (token === undefined) return refused
+    if (token === undefined) return null
     // Hashing both sides gives equal lengths, so the comparison time is the same for every guess.
-    if (adminHash !== null && timingSafeEqual(hashSecret(token), adminHash)) return admin
+    if (adminHash !== null && timingSafeEqual(hashSecret(token), adminHash)) return { header: Buffer.from(header), caller: admin, row: null }
     const parsed = parseKey(token)
     const stored = parsed && await apiKeys.find(parsed.keyId)
-    if (!stored || stored.revoked_at !== null || !sameSecret(parsed!.secret, stored.secretHash)) return refused
-    return { kind: 'key', keyId: stored.key_id, scopes: stored.scopes }
+    if (!stored || stored.revoked_at !== null || !sameSecret(parsed!.secret, stored.secretHash)) return null
+    return { header: Buffer.from(header), caller: { kind: 'key', keyId: stored.key_id, scopes: stored.scopes }, row: stored }
+  }
+
+  // A keep-alive connection sends the same Authorization value request after request, so what it
+  // proved is kept with the connection and the key is hashed once per connection, not per request
+  // (4 % of a GET's CPU, issue 6). The value is compared in constant time with the one this same
+  // connection sent; a stored key must also still be the very row that was verified, as the
+  // repository hands out a new row once a key changes (a revocation, by this process or another).
+  const proven = new WeakMap<object, Proof>()
+  async function stillProven (proof: Proof, header: string): Promise<boolean> {
+    const given = Buffer.from(header)
+    if (given.length !== proof.header.length || !timingSafeEqual(given, proof.header)) return false
+    return proof.row === null || await apiKeys.find(proof.row.key_id) === proof.row
   }
 
   return async (request, reply) => {
@@ -46,7 +65,15 @@ export function identifyCaller (config: Config, apiKeys: ApiKeyRepository): (req
     }
     // Whatever answers a request that carried a credential is for that caller alone: never cached.
     reply.header('cache-control', 'no-store')
-    request.caller = await identify(header)
+    const connection = request.raw.socket
+    const known = proven.get(connection)
+    if (known !== undefined && await stillProven(known, header)) {
+      request.caller = known.caller
+      return
+    }
+    const proof = await identify(header)
+    if (proof !== null) proven.set(connection, proof)
+    request.caller = proof?.caller ?? refused
   }
 }
 

@@ -1,4 +1,7 @@
 // Test helpers: a fresh app on an in-memory database whose every response is checked against the contract.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
@@ -34,6 +37,13 @@ export async function build (t: Test, overrides: Partial<Config> = {}, dependenc
       return res
     }
   }
+}
+
+/** A path for a SQLite file in a folder of its own, removed when `t` ends. */
+export function tempDatabase (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return join(dir, 'data.sqlite')
 }
 
 export const dune = { title: 'Dune', author: 'Frank Herbert', isbn: '978-0-441-01359-3', published_year: 1965 }

@@ -70,7 +70,11 @@ export type StudentRepository = RecordStore<Student, StudentValues>
 export interface ApiKeyRepository {
   /** Stores a key by its id and the hash of its secret. */
   create (key: { keyId: string, name: string, scopes: Scope[], secretHash: Buffer }): Promise<ApiKeyInfo>
-  /** The key with its secret's hash, revoked or not; null when no key has this id. */
+  /**
+   * The key with its secret's hash, revoked or not; null when no key has this id. While the key is
+   * unchanged this may be the same object as before, and once it changes it must be a new one:
+   * callers may skip checking a secret again against the object they checked it against.
+   */
   find (keyId: string): Promise<(ApiKeyInfo & { secretHash: Buffer }) | null>
   /** Every key, in creation order. */
   list (): Promise<ApiKeyInfo[]>
