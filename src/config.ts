@@ -17,6 +17,8 @@ export interface Config {
   bodyLimit: number
   /** SQLite synchronous mode (`DATABASE_SYNCHRONOUS`): `normal` survives a process crash, `full` also a power loss. */
   databaseSynchronous: Synchronous
+  /** Records of each table kept in memory for reads (`RECORD_CACHE_SIZE`); 0 reads every one from the file. */
+  recordCacheSize: number
   /** How long an Idempotency-Key and its response are kept (`IDEMPOTENCY_TTL_SECONDS`). */
   idempotencyTtlSeconds: number
   /** An all-scopes key set by the operator (`ADMIN_API_KEY`); never stored, only compared. */
@@ -51,6 +53,8 @@ export const defaults: Readonly<Config> = {
   logLevel: 'info',
   bodyLimit: 64 * 1024,
   databaseSynchronous: 'normal',
+  // About 10 MB per table: the hot part of a large collection, all of a small one.
+  recordCacheSize: 10_000,
   idempotencyTtlSeconds: 24 * 60 * 60,
   adminApiKey: null,
   publicBookReads: true,
@@ -152,6 +156,7 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024, 16 * 1024 * 1024, defaults.bodyLimit),
     databaseSynchronous: synchronous(env),
+    recordCacheSize: integer(env, 'RECORD_CACHE_SIZE', 0, 1_000_000, defaults.recordCacheSize),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 60, 30 * 24 * 60 * 60, defaults.idempotencyTtlSeconds),
     adminApiKey: adminApiKey(env),
     publicBookReads: boolean(env, 'PUBLIC_BOOK_READS', defaults.publicBookReads),

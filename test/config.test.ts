@@ -60,7 +60,8 @@ t.test('loadConfig reads every variable, and overrides win over it', async t => 
     LOG_LEVEL: 'warn',
     BODY_LIMIT: '2048',
     DATABASE_SYNCHRONOUS: 'full',
-    IDEMPOTENCY_TTL_SECONDS: '3600'
+    IDEMPOTENCY_TTL_SECONDS: '3600',
+    RECORD_CACHE_SIZE: '0'
   }
   t.match(loadConfig(env), {
     port: 8080,
@@ -69,7 +70,8 @@ t.test('loadConfig reads every variable, and overrides win over it', async t => 
     logLevel: 'warn',
     bodyLimit: 2048,
     databaseSynchronous: 'full',
-    idempotencyTtlSeconds: 3600
+    idempotencyTtlSeconds: 3600,
+    recordCacheSize: 0
   })
   t.equal(loadConfig(env, { port: 0 }).port, 0)
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty variable means unset')
@@ -85,6 +87,7 @@ t.test('loadConfig refuses unusable values with a message naming the variable', 
     [{ HOST: ' localhost' }, /^HOST must not start or end with spaces/],
     [{ DATABASE_SYNCHRONOUS: 'off' }, /^DATABASE_SYNCHRONOUS must be normal or full \(got "off"\)$/],
     [{ IDEMPOTENCY_TTL_SECONDS: '5' }, /^IDEMPOTENCY_TTL_SECONDS must be an integer from 60/],
+    [{ RECORD_CACHE_SIZE: '-1' }, /^RECORD_CACHE_SIZE must be an integer from 0 to 1000000/],
     [{ ADMIN_API_KEY: 'short' }, /^ADMIN_API_KEY must be 32 to 512 printable characters without spaces \(value not shown\)$/],
     [{ ADMIN_API_KEY: 'a b'.repeat(20) }, /^ADMIN_API_KEY must be/],
     [{ PUBLIC_BOOK_READS: 'yes' }, /^PUBLIC_BOOK_READS must be true or false \(got "yes"\)$/],
