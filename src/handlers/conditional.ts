@@ -2,8 +2,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { NotFoundError } from '../errors.js'
 import type { ExpectedRevisions, Versioned } from '../repositories/types.js'
+import { Representations } from './representation.js'
 
-// The random tail of the UUIDv7 (48 bits) makes a tag of one record useless on another that happens
+// The tail of the UUIDv7 (48 bits: the low end of its per-millisecond counter, which starts at a
+// random value, and 32 random bits) makes a tag of one record useless on another that happens
 // to share its revision, at no cost per request (a digest of the id was a measurable share of a GET).
 const idTail = (id: string): string => id.slice(-12)
 
@@ -18,11 +20,14 @@ export function withEtag<T> (reply: FastifyReply, id: string, versioned: Version
   return versioned.record
 }
 
+const records = new Representations<Versioned<unknown>>()
+
 /** A GET's answer: the record with its ETag, 304 when the client's copy is current, 404 when there is none. */
-export function readAnswer<T> (request: FastifyRequest, reply: FastifyReply, kind: string, id: string, found: Versioned<T> | null): T | FastifyReply {
+export function readAnswer<T> (request: FastifyRequest, reply: FastifyReply, kind: string, id: string, found: Versioned<T> | null): FastifyReply {
   if (found === null) throw new NotFoundError(kind, id)
-  const record = withEtag(reply, id, found)
-  return notModified(request.headers['if-none-match'], etagOf(id, found.revision)) ? reply.code(304).send() : record
+  const etag = etagOf(id, found.revision)
+  if (notModified(request.headers['if-none-match'], etag)) return reply.header('etag', etag).code(304).send()
+  return records.send(reply, found, () => ({ body: found.record, headers: { etag } }))
 }
 
 // An entity-tag may contain commas, so the list is read tag by tag rather than split on commas.
