@@ -5,17 +5,19 @@ import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
+import pino from 'pino'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
+import { requestLogger } from './request-log.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
 import { openConfiguredRepositories } from './repositories/sqlite.js'
-import { securityHeaders } from './security-headers.js'
+import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
 
@@ -38,10 +40,12 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const repositories = dependencies.repositories ?? openConfiguredRepositories(config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
-  const headers = securityHeaders()
+  const logStream = dependencies.logStream ?? pino.destination(1)
+  const logger = pino({ level: config.logLevel }, logStream)
+  const logRequest = logger.isLevelEnabled('info') ? requestLogger(logStream) : null
   /** What every request goes through first: security headers, its id, who is calling, and the caller's quota. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    reply.headers(headers).header('x-request-id', request.id)
+    reply.headers(apiSecurityHeaders).header('x-request-id', request.id)
     await identify(request, reply)
     await limit(request, reply)
   }
@@ -51,7 +55,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       // allSettled: should the quota lookup fail, the client still gets its 400.
       Promise.allSettled([admit(request, reply)]).then(() => reply.sent || errorHandler(error, request, reply))
     },
-    logger: { level: config.logLevel, ...(dependencies.logStream && { stream: dependencies.logStream }) },
+    // pino's Logger is one, though its generics keep TypeScript from seeing it.
+    loggerInstance: logger as FastifyBaseLogger,
     // One line per request (written when it completes, below) instead of Fastify's two halves the logging cost.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
@@ -100,9 +105,10 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   app.decorateRequest('caller', null as never)
   app.addHook('onRequest', admit)
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
-  })
+  if (logRequest !== null) {
+    app.addHook('onResponse', logRequest.hook)
+    app.addHook('onClose', async () => logRequest.flush())
+  }
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,
@@ -115,13 +121,20 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   await app.register(accepts)
 
   await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true, tryItOutEnabled: true },
-    // Swagger UI needs its own scripts and styles (by hash); the plugin's policy would also force
-    // https for every asset, which breaks the page on a plain-http local server.
-    staticCSP: true,
-    transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
+  const documentHeaders = documentSecurityHeaders()
+  await app.register(async docs => {
+    docs.addHook('onRequest', (_request, reply, done) => {
+      reply.headers(documentHeaders)
+      done()
+    })
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, tryItOutEnabled: true },
+      // Swagger UI needs its own scripts and styles (by hash); the plugin's policy would also force
+      // https for every asset, which breaks the page on a plain-http local server.
+      staticCSP: true,
+      transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
+    })
   })
   const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {

@@ -19,9 +19,11 @@ try {
   fail((error as ConfigError).message)
 }
 
-// Log lines are written asynchronously so that a request never waits for stdout; they are flushed
-// on shutdown, and only a hard kill can lose the last few.
-const logStream = pino.destination({ dest: 1, sync: false })
+// Synchronous writes, as pino's default: the request lines of a whole event-loop turn go out in one
+// write (src/request-log.ts), and an asynchronous write costs more than that write itself, since it
+// hands the buffer to libuv's thread pool and back (measured, issue 6). A stalled reader of stdout
+// slows the service rather than filling its memory; a crash loses at most the current turn's lines.
+const logStream = pino.destination({ dest: 1, sync: true })
 
 const { app, firstKey } = await (async () => {
   const repositories = openConfiguredRepositories(config)

@@ -55,17 +55,20 @@ t.test('a quota comes back when its window ends', async t => {
   t.equal(later.headers['ratelimit'], '"anonymous";r=0;t=10', 'old windows are swept, a new one starts')
 })
 
-t.test('security headers on every response; a strict CSP except for Swagger UI; no X-Powered-By', async t => {
+t.test('security headers on every response (OWASP\'s set for an API, helmet\'s for the Swagger UI page); a strict CSP except for Swagger UI; no X-Powered-By', async t => {
   const { app, request } = await build(t)
   for (const url of ['/books', '/nowhere', '/api/students']) {
     const res = await request({ method: 'GET', url })
     t.equal(res.headers['x-content-type-options'], 'nosniff', url)
     t.equal(res.headers['content-security-policy'], "default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'", url)
-    t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', url)
+    t.equal(res.headers['x-frame-options'], 'DENY', url)
+    t.equal(res.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', url)
     t.equal(res.headers['x-powered-by'], undefined, url)
+    t.equal(res.headers['x-xss-protection'], undefined, 'document-only headers are left off JSON answers')
   }
   const docs = await app.inject({ method: 'GET', url: '/docs/' })
   t.equal(docs.statusCode, 200)
+  t.match(docs.headers, { 'x-content-type-options': 'nosniff', 'cross-origin-opener-policy': 'same-origin', 'referrer-policy': 'no-referrer', 'x-frame-options': 'SAMEORIGIN' }, 'the page gets helmet\'s set')
   const csp = String(docs.headers['content-security-policy'])
   t.match(csp, /default-src 'self'/, 'Swagger UI may load its own scripts and styles')
   t.match(csp, /object-src 'none'/)

@@ -1,6 +1,9 @@
 // HTTP-level errors every operation shares: 404, 405, 406, 413, 415, bad JSON, unknown query, masked 500.
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { requestLogger } from '../src/request-log.js'
 import { build, dune } from './helper.js'
 
 t.test('an unknown path answers 404 problem+json', async t => {
@@ -109,8 +112,31 @@ t.test('each request is logged once at info, when it completes, with its id, met
   const lines: string[] = []
   const { request } = await build(t, { logLevel: 'info' }, { logStream: { write: (line: string) => { lines.push(line) } } })
   await request({ method: 'GET', url: '/books?limit=5', headers: { 'x-request-id': 'log-1' } })
-  const entries = lines.map(line => JSON.parse(line)).filter(entry => entry.reqId === 'log-1')
+  // The lines of a turn are written together at its end.
+  await nextTurn()
+  const entries = lines.join('').split('\n').filter(Boolean).map(line => JSON.parse(line)).filter(entry => entry.reqId === 'log-1')
   t.equal(entries.length, 1)
-  t.match(entries[0], { level: 30, msg: 'request completed', req: { method: 'GET', url: '/books?limit=5' }, res: { statusCode: 200 } })
+  t.match(entries[0], { level: 30, msg: 'request completed', method: 'GET', url: '/books?limit=5', statusCode: 200, remoteAddress: '127.0.0.1' })
   t.type(entries[0].responseTime, 'number')
+  t.match(entries[0], { pid: process.pid, hostname: String, time: Number })
+})
+
+t.test('a path with quotes, backslashes or control characters still makes one valid JSON line', async t => {
+  const lines: string[] = []
+  const url = '/books?x="\\\u0001\n'
+  const request = { id: 'log-2', method: 'GET', url, ip: undefined } as unknown as FastifyRequest
+  const logger = requestLogger({ write: line => { lines.push(line) } })
+  logger.hook(request, { statusCode: 400, elapsedTime: 1.5 } as FastifyReply, () => {})
+  t.same(lines, [], 'written at the end of the turn')
+  logger.flush()
+  t.equal(lines.length, 1)
+  t.ok(lines[0]!.endsWith('}\n'))
+  t.match(JSON.parse(lines[0]!), { reqId: 'log-2', url, statusCode: 400, responseTime: 1.5, remoteAddress: null, msg: 'request completed' })
+})
+
+t.test('above info, requests are not logged', async t => {
+  const lines: string[] = []
+  const { request } = await build(t, { logLevel: 'warn' }, { logStream: { write: (line: string) => { lines.push(line) } } })
+  await request({ method: 'GET', url: '/books' })
+  t.same(lines, [])
 })
