@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { v7 as uuidv7 } from 'uuid'
+import { uuidv7 } from 'uuidv7'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const usage = `usage: npm run bench -- [options]
@@ -23,6 +23,8 @@ const usage = `usage: npm run bench -- [options]
   --write              also write the result into BENCHMARKS.md (between its bench markers)
   --no-build           use the existing dist/ instead of running npm run build
   --log FILE           keep the service's log there (default: written to /dev/null)
+  --cache-size N       the service's RECORD_CACHE_SIZE (default: the service's own, 10000); 0 reads
+                       every record and page from SQLite. Written to its own BENCHMARKS.md sections
   --only ID,ID         only these scenarios: get-book, list-first, list-deep, post-book, put-book,
                        get-student, mix
   --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR`
@@ -39,6 +41,7 @@ const { values: opts } = parseArgs({
     write: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     log: { type: 'string', default: '/dev/null' },
+    'cache-size': { type: 'string' },
     profile: { type: 'string' },
     only: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false }
@@ -63,6 +66,9 @@ const settings = {
   sizes: opts.sizes.split(',').map(s => positive('sizes', s)),
   students: 1000
 }
+// A run with another cache size goes to sections of its own, beside the default's.
+const sectionSuffix = opts['cache-size'] === undefined ? '' : `-cache-${opts['cache-size']}`
+const cacheNote = opts['cache-size'] === undefined ? '' : `, RECORD_CACHE_SIZE=${opts['cache-size']}`
 const apiKey = 'bench-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
@@ -363,7 +369,7 @@ function report (title, table, peakRss) {
     `- When: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,
     `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)`,
-    `- Service: \`node dist/server.js\`, fresh SQLite file (WAL, synchronous=NORMAL), LOG_LEVEL=info, ADMIN_API_KEY set and sent; peak RSS ${int(peakRss)} MB`,
+    `- Service: \`node dist/server.js\`, fresh SQLite file (WAL, synchronous=NORMAL), LOG_LEVEL=info, ADMIN_API_KEY set and sent, RECORD_CACHE_SIZE=${opts['cache-size'] ?? '10000 (default)'}; peak RSS ${int(peakRss)} MB`,
     '',
     table,
     ''
@@ -395,7 +401,8 @@ async function runService (dbPath, list, ceilingRows, steps) {
     LOG_LEVEL: 'info',
     ADMIN_API_KEY: apiKey,
     // The limiter counts every request as in production; the quota is set so that it never refuses.
-    RATE_LIMIT: '999999999/60'
+    RATE_LIMIT: '999999999/60',
+    ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] })
   }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
   closeSync(log)
   try {
@@ -434,9 +441,9 @@ async function main () {
 
     if (!opts.scale) {
       const { rows, peak } = await runService(join(dir, `books-${sizes[0]}.sqlite`), list, ceilingRows, steps)
-      const text = report(`${opts.quick ? 'Quick run' : 'Full run'}: ${int(sizes[0])} books, ${settings.students.toLocaleString('en')} students`, mainTable(rows), peak)
+      const text = report(`${opts.quick ? 'Quick run' : 'Full run'}${cacheNote}: ${int(sizes[0])} books, ${settings.students.toLocaleString('en')} students`, mainTable(rows), peak)
       console.log('\n' + text)
-      if (opts.write) writeSection(opts.quick ? 'quick' : 'full', text)
+      if (opts.write) writeSection((opts.quick ? 'quick' : 'full') + sectionSuffix, text)
       return
     }
     const bySize = []
@@ -449,9 +456,9 @@ async function main () {
       bySize.push({ size, rows: result.rows })
       rmSync(dbPath, { force: true })
     }
-    const text = report(`Scale run: ${sizes.map(int).join(' / ')} books`, scaleTable(bySize, ceilingRows), peak)
+    const text = report(`Scale run${cacheNote}: ${sizes.map(int).join(' / ')} books`, scaleTable(bySize, ceilingRows), peak)
     console.log('\n' + text)
-    if (opts.write) writeSection('scale', text)
+    if (opts.write) writeSection('scale' + sectionSuffix, text)
   } finally {
     for (const stop of stops) await stop()
     rmSync(dir, { recursive: true, force: true })
