@@ -14,7 +14,7 @@ import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
-import { requestLogger } from './request-log.js'
+import { lazyChildLogger, requestLogger } from './request-log.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
 import { openConfiguredRepositories } from './repositories/sqlite.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
@@ -59,6 +59,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request (written when it completes, below) instead of Fastify's two halves the logging cost.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     genReqId: request => {
       const given = request.headers['x-request-id']

@@ -1,9 +1,10 @@
 // HTTP-level errors every operation shares: 404, 405, 406, 413, 415, bad JSON, unknown query, masked 500.
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import pino, { type Bindings, type ChildLoggerOptions } from 'pino'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
-import { requestLogger } from '../src/request-log.js'
+import { lazyChildLogger, requestLogger } from '../src/request-log.js'
 import { build, dune } from './helper.js'
 
 t.test('an unknown path answers 404 problem+json', async t => {
@@ -121,17 +122,49 @@ t.test('each request is logged once at info, when it completes, with its id, met
   t.match(entries[0], { pid: process.pid, hostname: String, time: Number })
 })
 
-t.test('a path with quotes, backslashes or control characters still makes one valid JSON line', async t => {
+t.test('quotes, backslashes, control characters or non-ASCII in any field still make one valid JSON line', async t => {
   const lines: string[] = []
-  const url = '/books?x="\\\u0001\n'
-  const request = { id: 'log-2', method: 'GET', url, ip: undefined } as unknown as FastifyRequest
   const logger = requestLogger({ write: line => { lines.push(line) } })
-  logger.hook(request, { statusCode: 400, elapsedTime: 1.5 } as FastifyReply, () => {})
+  const line = (request: object, statusCode: number, elapsedTime: number) =>
+    logger.hook(request as FastifyRequest, { statusCode, elapsedTime } as FastifyReply, () => {})
+  const url = '/books?x="\\\u0001\n'
+  line({ id: 'log-2', method: 'GET', url, ip: undefined }, 400, 1.5)
+  line({ id: 'log-"3\\', method: 'GET', url: '/bücher?q=\ud800', ip: '::1' }, 200, 12.3456)
+  line({ id: 'log-4', method: 'GET', url: '/books', ip: '127.0.0.1' }, 200, 0.0004)
+  line({ id: 'log-5', method: 'GET', url: '/books', ip: '127.0.0.1' }, 200, 1234.06)
   t.same(lines, [], 'written at the end of the turn')
   logger.flush()
-  t.equal(lines.length, 1)
-  t.ok(lines[0]!.endsWith('}\n'))
-  t.match(JSON.parse(lines[0]!), { reqId: 'log-2', url, statusCode: 400, responseTime: 1.5, remoteAddress: null, msg: 'request completed' })
+  t.equal(lines.length, 1, 'in one write')
+  const entries = lines[0]!.split('\n')
+  t.equal(entries.pop(), '', 'every line ends with a newline')
+  t.match(entries.map(entry => JSON.parse(entry)), [
+    { reqId: 'log-2', url, statusCode: 400, responseTime: 1.5, remoteAddress: null, msg: 'request completed' },
+    { reqId: 'log-"3\\', url: '/bücher?q=\ud800', statusCode: 200, responseTime: 12.346, remoteAddress: '::1' },
+    { reqId: 'log-4', responseTime: 0 },
+    { reqId: 'log-5', responseTime: 1234.06 }
+  ], 'times to the microsecond')
+})
+
+t.test('request.log is a child stamped with the request id, made only once a request logs something', async t => {
+  const lines: string[] = []
+  const parent = pino({ level: 'trace' }, { write: (line: string) => { lines.push(line) } })
+  let made = 0
+  const counting = Object.assign(Object.create(parent) as FastifyBaseLogger, {
+    child: (bindings: Bindings, options?: ChildLoggerOptions) => { made++; return parent.child(bindings, options) }
+  })
+  const log = lazyChildLogger.call(null as never, counting, { reqId: 'r-1' }, {}, null as never)
+  t.equal(made, 0, 'none made for a request that logs nothing')
+  log.fatal('a'); log.error({ n: 1 }, 'b'); log.warn('c'); log.info('d'); log.debug('e'); log.trace('f')
+  log.silent('never written')
+  t.equal(made, 1, 'one child, made at the first line')
+  t.same(lines.map(line => JSON.parse(line)).map(({ level, reqId, msg }) => [level, reqId, msg]),
+    [[60, 'r-1', 'a'], [50, 'r-1', 'b'], [40, 'r-1', 'c'], [30, 'r-1', 'd'], [20, 'r-1', 'e'], [10, 'r-1', 'f']])
+  log.level = 'warn'
+  t.equal(log.level, 'warn')
+  log.info('hidden')
+  log.child({ step: 2 }).warn('nested')
+  t.match(JSON.parse(lines.at(-1)!), { level: 40, reqId: 'r-1', step: 2, msg: 'nested' })
+  t.equal(lines.length, 7)
 })
 
 t.test('above info, requests are not logged', async t => {
