@@ -305,17 +305,53 @@ async function probe (server, scenario, target) {
 }
 
 let step = 0
+
+/** The medians of a scenario's runs; errors and non-2xx are summed, as one failed request in any run must show. */
+function aggregate (runs) {
+  const result = Object.fromEntries(Object.keys(runs[0]).map(key => [key, median(runs.map(r => r[key]))]))
+  result.errors = runs.reduce((sum, r) => sum + r.errors, 0)
+  result.non2xx = runs.reduce((sum, r) => sum + r.non2xx, 0)
+  return result
+}
+
+const summary = result =>
+  `${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx`
+
 async function measure (server, scenario, target, steps) {
   await probe(server, scenario, target)
   progress(`[${++step}/${steps}] ${server.name}: ${scenario.name} (warm-up ${settings.warmup} s, ${settings.runs} x ${settings.duration} s)`)
   await load(server, scenario, target, settings.warmup)
   const runs = []
   for (let run = 0; run < settings.runs; run++) runs.push(await load(server, scenario, target, settings.duration))
-  const result = Object.fromEntries(Object.keys(runs[0]).map(key => [key, median(runs.map(r => r[key]))]))
-  // Errors are summed, not medians: one failed request in any run must show.
-  result.errors = runs.reduce((sum, r) => sum + r.errors, 0)
-  result.non2xx = runs.reduce((sum, r) => sum + r.non2xx, 0)
-  progress(`    ${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx`)
+  const result = aggregate(runs)
+  progress(`    ${summary(result)}`)
+  return result
+}
+
+/**
+ * The ceiling and the service in turns, run after run: the host's speed drifts by tens of percent
+ * within minutes here, and a ratio of two figures taken minutes apart carried that drift. The CPU
+ * ratio reported is the median of the ratios of each pair of neighbouring runs.
+ */
+async function measurePair (ceiling, service, scenario, steps) {
+  await probe(ceiling, scenario, 'ceiling')
+  await probe(service, scenario, 'service')
+  progress(`[${++step}/${steps}] ${scenario.name}: ceiling and service in turns (warm-up ${settings.warmup} s each, ${settings.runs} x ${settings.duration} s each)`)
+  await load(ceiling, scenario, 'ceiling', settings.warmup)
+  await load(service, scenario, 'service', settings.warmup)
+  const ceilingRuns = []
+  const serviceRuns = []
+  for (let run = 0; run < settings.runs; run++) {
+    ceilingRuns.push(await load(ceiling, scenario, 'ceiling', settings.duration))
+    serviceRuns.push(await load(service, scenario, 'service', settings.duration))
+  }
+  const result = {
+    ceiling: aggregate(ceilingRuns),
+    service: aggregate(serviceRuns),
+    cpuRatio: median(ceilingRuns.map((c, i) => c.cpuUs / serviceRuns[i].cpuUs))
+  }
+  progress(`    ceiling ${summary(result.ceiling)}`)
+  progress(`    service ${summary(result.service)}; CPU ratio ${result.cpuRatio.toFixed(2)}`)
   return result
 }
 
@@ -334,8 +370,7 @@ function mainTable (rows) {
     '| scenario | req/s | ceiling req/s | req/s ratio | p50 / p99 ms | ceiling p50 / p99 ms | errors / non-2xx | CPU µs/req | ceiling CPU µs/req | CPU ratio (ceiling ÷ service) | RSS MB | target |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'
   ]
-  for (const { scenario, service: s, ceiling: c } of rows) {
-    const cpuRatio = c.cpuUs / s.cpuUs
+  for (const { scenario, service: s, ceiling: c, cpuRatio } of rows) {
     const checks = []
     if (cpuTargets[scenario.id] !== undefined) checks.push(`CPU ratio ≥ ${cpuTargets[scenario.id]}: ${cpuRatio >= cpuTargets[scenario.id] ? 'met' : 'not met'}`)
     if (scenario.read) checks.push(`p99 < 10 ms: ${s.p99 < 10 ? 'met' : 'not met'}`)
@@ -368,7 +403,7 @@ function report (title, table, peakRss) {
     `- Command: \`${command}\``,
     `- When: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,
-    `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)`,
+    `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)${opts.scale ? '' : '; ceiling and service runs alternate, and the CPU ratio is the median of the ratios of each pair'}`,
     `- Service: \`node dist/server.js\`, fresh SQLite file (WAL, synchronous=NORMAL), LOG_LEVEL=info, ADMIN_API_KEY set and sent, RECORD_CACHE_SIZE=${opts['cache-size'] ?? '10000 (default)'}; peak RSS ${int(peakRss)} MB`,
     '',
     table,
@@ -392,7 +427,8 @@ function writeSection (marker, text) {
 
 const peakRss = pid => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
-async function runService (dbPath, list, ceilingRows, steps) {
+/** Starts the service on `dbPath`, hands it to `use`, and stops it; returns what `use` returned and the service's peak RSS. */
+async function withService (dbPath, use) {
   // Logging stays on at info, as in production; the lines go to a file (by default /dev/null, so a
   // full run does not fill the disk) and the cost of formatting and writing them is still paid.
   const log = openSync(opts.log, 'a')
@@ -406,11 +442,8 @@ async function runService (dbPath, list, ceilingRows, steps) {
   }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
   closeSync(log)
   try {
-    const rows = []
-    for (const [i, scenario] of list.entries()) {
-      rows.push({ scenario, service: await measure(service, scenario, 'service', steps), ceiling: ceilingRows[i] })
-    }
-    return { rows, peak: process.platform === 'linux' ? peakRss(service.pid) : NaN }
+    const result = await use(service)
+    return { result, peak: process.platform === 'linux' ? peakRss(service.pid) : NaN }
   } finally {
     await service.stop()
   }
@@ -435,25 +468,34 @@ async function main () {
 
     const list = scenarios(first.sample, first.deepCursor)
     if (list.length === 0) throw new Error(`--only names no scenario (got ${opts.only})`)
-    const steps = list.length * (1 + sizes.length)
-    const ceilingRows = []
-    for (const scenario of list) ceilingRows.push(await measure(ceiling, scenario, 'ceiling', steps))
 
     if (!opts.scale) {
-      const { rows, peak } = await runService(join(dir, `books-${sizes[0]}.sqlite`), list, ceilingRows, steps)
+      const { result: rows, peak } = await withService(join(dir, `books-${sizes[0]}.sqlite`), async service => {
+        const rows = []
+        for (const scenario of list) rows.push({ scenario, ...await measurePair(ceiling, service, scenario, list.length) })
+        return rows
+      })
       const text = report(`${opts.quick ? 'Quick run' : 'Full run'}${cacheNote}: ${int(sizes[0])} books, ${settings.students.toLocaleString('en')} students`, mainTable(rows), peak)
       console.log('\n' + text)
       if (opts.write) writeSection((opts.quick ? 'quick' : 'full') + sectionSuffix, text)
       return
     }
+    // At scale, cost is compared with the first size's, and the ceiling (which does not grow) is measured once.
+    const steps = list.length * (1 + sizes.length)
+    const ceilingRows = []
+    for (const scenario of list) ceilingRows.push(await measure(ceiling, scenario, 'ceiling', steps))
     const bySize = []
     let peak = 0
     for (const [i, size] of sizes.entries()) {
       const dbPath = join(dir, `books-${size}.sqlite`)
       const seeded = i === 0 ? first : await seed(dbPath, size)
-      const result = await runService(dbPath, scenarios(seeded.sample, seeded.deepCursor), ceilingRows, steps)
-      peak = Math.max(peak, result.peak)
-      bySize.push({ size, rows: result.rows })
+      const { result: rows, peak: sizePeak } = await withService(dbPath, async service => {
+        const rows = []
+        for (const scenario of scenarios(seeded.sample, seeded.deepCursor)) rows.push({ scenario, service: await measure(service, scenario, 'service', steps) })
+        return rows
+      })
+      peak = Math.max(peak, sizePeak)
+      bySize.push({ size, rows })
       rmSync(dbPath, { force: true })
     }
     const text = report(`Scale run${cacheNote}: ${sizes.map(int).join(' / ')} books`, scaleTable(bySize, ceilingRows), peak)
