@@ -1,6 +1,5 @@
 // buildApp(config): the whole service as a Fastify instance, routed from openapi.yaml; it never listens.
 import { randomUUID } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
@@ -14,15 +13,13 @@ import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
+import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
 import { openConfiguredRepositories } from './repositories/sqlite.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './repositories/types.js'
 import { validatorCompiler } from './validation.js'
-
-/** The contract, found from src/ and dist/ alike. */
-export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
 const requestIdPattern = /^[\w.:-]{1,128}$/
@@ -34,10 +31,13 @@ export interface AppDependencies {
   logStream: { write (line: string): void }
   /** Milliseconds since the epoch, for rate-limit windows; Date.now unless given. */
   clock: () => number
+  /** The contract to serve and route; openapi.yaml unless given (tests use fixtures). */
+  document: OpenApiDocument
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const repositories = dependencies.repositories ?? openConfiguredRepositories(config)
+  const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
   const logStream = dependencies.logStream ?? pino.destination(1)
@@ -121,7 +121,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   }
   await app.register(accepts)
 
-  await app.register(swagger, { mode: 'static', specification: { path: specPath, baseDir: fileURLToPath(new URL('..', import.meta.url)) } })
+  // The plugin types documents by OpenAPI version, and 3.1 is not among them; it serves any object as is.
+  await app.register(swagger, { mode: 'static', specification: { document: served as never } })
   const documentHeaders = documentSecurityHeaders()
   await app.register(async docs => {
     docs.addHook('onRequest', (_request, reply, done) => {
@@ -139,7 +140,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {
-    await operations.register(openapiGlue, { specification: specPath, serviceHandlers: handlers, securityHandlers: securityHandlers(config) })
+    await operations.register(openapiGlue, { specification: routedDocument(served), serviceHandlers: handlers, securityHandlers })
   })
   return app
 }

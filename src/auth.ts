@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-keys.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
+import type { RouteConfig } from './openapi-document.js'
 import type { ApiKeyRepository } from './repositories/types.js'
 
 export type Caller =
@@ -82,24 +83,23 @@ function unauthorized (reply: FastifyReply, detail: string, challenge: string): 
   return new ApiError(401, '/problems/unauthorized', detail)
 }
 
-/** fastify-openapi-glue's security handlers, one per scheme in openapi.yaml; a throw refuses the request. */
-export function securityHandlers (config: Config): Record<'bearerAuth', (request: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>> {
-  // Students are personal data: whatever the settings, only book reads can ever be anonymous.
-  const anonymousScopes: readonly string[] = config.publicBookReads ? ['books:read'] : []
-  return {
-    async bearerAuth (request, reply, scopes) {
-      const { caller } = request
-      if (caller.kind === 'refused') {
-        throw unauthorized(reply, 'The API key is not valid: unknown, revoked, or not sent as Authorization: Bearer <key>', `${realm}, error="invalid_token"`)
-      }
-      if (caller.kind === 'anonymous') {
-        if (scopes.length > 0 && scopes.every(scope => anonymousScopes.includes(scope))) return
-        throw unauthorized(reply, 'This operation needs an API key, sent as Authorization: Bearer <key>', realm)
-      }
-      const missing = scopes.filter(scope => !(caller.scopes as readonly string[]).includes(scope))
-      if (missing.length > 0) {
-        throw new ApiError(403, '/problems/missing-scope', `This operation needs the scope ${missing.join(', ')}, which this API key lacks`)
-      }
+/**
+ * fastify-openapi-glue's security handlers, one per scheme in openapi.yaml; a throw refuses the request.
+ * An anonymous caller passes only where the served document leaves the operation open (`- {}`).
+ */
+export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>> = {
+  async bearerAuth (request, reply, scopes) {
+    const { caller } = request
+    if (caller.kind === 'refused') {
+      throw unauthorized(reply, 'The API key is not valid: unknown, revoked, or not sent as Authorization: Bearer <key>', `${realm}, error="invalid_token"`)
+    }
+    if (caller.kind === 'anonymous') {
+      if ((request.routeOptions.config as RouteConfig).openToAnonymous === true) return
+      throw unauthorized(reply, 'This operation needs an API key, sent as Authorization: Bearer <key>', realm)
+    }
+    const missing = scopes.filter(scope => !(caller.scopes as readonly string[]).includes(scope))
+    if (missing.length > 0) {
+      throw new ApiError(403, '/problems/missing-scope', `This operation needs the scope ${missing.join(', ')}, which this API key lacks`)
     }
   }
 }

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { parse } from 'yaml'
-import { specPath } from '../src/app.js'
+import { specPath } from '../src/openapi-document.js'
 import { spec } from './contract.js'
 import { build } from './helper.js'
 

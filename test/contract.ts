@@ -4,7 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import { parse } from 'yaml'
-import { specPath } from '../src/app.js'
+import { specPath } from '../src/openapi-document.js'
 
 type Json = Record<string, any>
 

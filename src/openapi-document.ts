@@ -1,0 +1,74 @@
+// The contract as the running service serves and routes it: openapi.yaml, adjusted to the configuration.
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parse } from 'yaml'
+import type { Config } from './config.js'
+
+/** The contract, found from src/ and dist/ alike. */
+export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
+
+export type SecurityRequirement = Record<string, string[]>
+
+export interface Operation {
+  operationId: string
+  security?: SecurityRequirement[]
+  deprecated?: boolean
+  [key: string]: unknown
+}
+
+/** An OpenAPI 3.1 document, typed only as far as the service reads it. */
+export interface OpenApiDocument {
+  openapi: string
+  info: { version: string, [key: string]: unknown }
+  paths: Record<string, Record<string, Operation | unknown>>
+  [key: string]: unknown
+}
+
+const methods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
+
+/** openapi.yaml, parsed. */
+export function readContract (path = specPath): OpenApiDocument {
+  return parse(readFileSync(path, 'utf8')) as OpenApiDocument
+}
+
+/** Every operation of `document` with its path template and (lower-case) method. */
+export function operationsOf (document: OpenApiDocument): { path: string, method: string, operation: Operation }[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).filter(([method]) => methods.has(method)).map(([method, operation]) => ({ path, method, operation: operation as Operation })))
+}
+
+/** An empty requirement (`- {}`) beside the others makes the operation open to anonymous callers. */
+const isAnonymous = (requirement: SecurityRequirement): boolean => Object.keys(requirement).length === 0
+
+/**
+ * The document served at /docs/json and shown by Swagger UI: openapi.yaml states the default
+ * (book reads open to anonymous callers); with PUBLIC_BOOK_READS=false no operation is open.
+ */
+export function servedDocument (document: OpenApiDocument, config: Pick<Config, 'publicBookReads'>): OpenApiDocument {
+  if (config.publicBookReads) return document
+  const copy = structuredClone(document)
+  for (const { operation } of operationsOf(copy)) operation.security &&= operation.security.filter(r => !isAnonymous(r))
+  return copy
+}
+
+/** What the routed operation's Fastify route config carries (fastify-openapi-glue copies `x-fastify-config`). */
+export interface RouteConfig {
+  /** The served document leaves the operation open to anonymous callers. */
+  openToAnonymous?: boolean
+}
+
+/**
+ * The copy of the served document that fastify-openapi-glue routes. The glue would pass an
+ * anonymous alternative (`- {}`) without calling any handler, so a bad key sent to an open
+ * operation would go unchecked: the alternative is dropped and marked in the route's config
+ * instead, where bearerAuth reads it.
+ */
+export function routedDocument (served: OpenApiDocument): OpenApiDocument {
+  const copy = structuredClone(served)
+  for (const { operation } of operationsOf(copy)) {
+    if (operation.security?.some(isAnonymous) !== true) continue
+    operation.security = operation.security.filter(r => !isAnonymous(r))
+    operation['x-fastify-config'] = { openToAnonymous: true } satisfies RouteConfig
+  }
+  return copy
+}
