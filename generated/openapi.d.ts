@@ -138,12 +138,13 @@ export interface components {
             /** @example Frank Herbert */
             author: string;
             /**
-             * @description ISBN-10 or ISBN-13; hyphens and spaces allowed. The check digit is verified, and the book is stored with the 13-digit form. Unique among books.
+             * Format: isbn
+             * @description ISBN-10 or ISBN-13 (starting 978 or 979), hyphens and spaces allowed between digits. `format: isbn` means the check digit must be right: the last digit of an ISBN-13 makes the sum of its digits weighted 1, 3, 1, 3, … a multiple of 10; the last character of an ISBN-10 (X for 10) makes the sum of its digits weighted 10, 9, …, 1 a multiple of 11. Stored and returned as the 13-digit form. Unique among books.
              * @example 978-0-441-01359-3
              */
             isbn?: string | null;
             /**
-             * @description Year of publication; not later than next year. Negative for years BCE.
+             * @description Year of publication, negative for years BCE. Announced books may carry a future year.
              * @example 1965
              */
             published_year?: number | null;
@@ -208,7 +209,7 @@ export interface components {
              */
             email: string;
             /**
-             * @description Year the student enrolled; not later than next year.
+             * @description Year the student enrolled (a future year for an admitted student).
              * @example 2025
              */
             enrollment_year?: number | null;
@@ -287,10 +288,13 @@ export interface components {
             title: string;
             /** @example 400 */
             status: number;
-            /** @example 1 problem in the request body */
+            /**
+             * @description What went wrong, for people; a detail quoting a longer input is cut, ending in `…`.
+             * @example 1 problem in the request body
+             */
             detail?: string;
             /**
-             * @description The request path the problem is about.
+             * @description The request path (and query) the problem is about; a longer one is cut, ending in `…`.
              * @example /books
              */
             instance?: string;
@@ -319,7 +323,7 @@ export interface components {
              */
             pointer?: string;
             /**
-             * @description Name of the offending path or query parameter.
+             * @description Name of the offending path or query parameter; a longer one is cut, ending in `…`.
              * @example limit
              */
             parameter?: string;
@@ -462,6 +466,24 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The client did not send its request headers within `HEADERS_TIMEOUT` or the whole request within `REQUEST_TIMEOUT` (10 s and 30 s by default); the connection is closed. Sent before the request is routed, so it carries no `RateLimit` fields. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request line and headers together exceed 16 KiB (a very long URL or header); the connection is closed. Sent before the request is routed, so it carries no `RateLimit` fields. */
+        RequestHeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Something failed on the server; the detail names a reference to quote, never internals. */
         InternalError: {
             headers: {
@@ -597,7 +619,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -634,11 +658,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["CreateConflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -681,7 +707,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -723,11 +751,13 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -766,8 +796,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -804,7 +838,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -841,11 +877,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["CreateConflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -888,7 +926,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -930,11 +970,13 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

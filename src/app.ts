@@ -11,7 +11,7 @@ import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
-import { errorHandler } from './problems.js'
+import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
@@ -61,6 +61,11 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
+    // Node caps a request's head at 16 KiB (431 beyond), so no path segment can reach this length:
+    // an overlong id is a 400 like any other malformed one, never the router's undeclared 414.
+    routerOptions: { maxParamLength: 16 * 1024 },
+    // Requests Node refuses before routing (408, 431, malformed HTTP) get a problem body too.
+    clientErrorHandler,
     genReqId: request => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
@@ -80,6 +85,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   // Beyond this many open connections Node drops new ones at once instead of letting them queue.
   app.server.maxConnections = config.maxConnections
+  // Node answers an `Expect` other than 100-continue with a bare 417, which no operation declares;
+  // RFC 9110 §10.1.1 lets a server ignore an expectation it does not support, so the request is served.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
   app.addHook('onClose', async () => repositories.close())
 
   app.setValidatorCompiler(validatorCompiler)

@@ -21,3 +21,6 @@ export function toIsbn13 (raw: string): string | null {
   }
   return null
 }
+
+/** Whether `raw` is an ISBN-10 or ISBN-13 with a right check digit: openapi.yaml's `format: isbn`. */
+export const isIsbn = (raw: string): boolean => toIsbn13(raw) !== null

@@ -58,6 +58,15 @@ t.test('book reads are public by default, and closed with PUBLIC_BOOK_READS=fals
   const closed = await build(t, { publicBookReads: false })
   for (const op of operations) t.equal((await closed.request({ ...op, key: null })).statusCode, 401, `${op.method} ${op.url}`)
   t.equal((await closed.request({ method: 'GET', url: '/books' })).statusCode, 200, 'a key still reads')
+
+  // The served document says the same: the operations open to anonymous callers list an empty requirement.
+  const anonymousIn = async (api: typeof open): Promise<string[]> => {
+    const served = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    return Object.values<Record<string, { operationId: string, security: object[] }>>(served.paths).flatMap(item => Object.values(item))
+      .filter(operation => operation.security?.some(requirement => Object.keys(requirement).length === 0)).map(operation => operation.operationId)
+  }
+  t.same(await anonymousIn(open), ['listBooks', 'getBook'], 'by default the served document opens the book reads')
+  t.same(await anonymousIn(closed), [], 'with PUBLIC_BOOK_READS=false it opens nothing')
 })
 
 t.test('an unknown, malformed or revoked key is refused with 401, even where anonymous reads pass', async t => {

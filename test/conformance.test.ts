@@ -33,8 +33,7 @@ function bodyExamples (operation: Json): { media: Json, schemaPointer: string, e
  * Valid bodies for a write schema: every example, then the first (fullest) example with one field changed at a
  * time: each optional field left out and, where nullable, set to null; each field set to each of its own examples
  * and enum values; strings at their shortest and longest where length is their only rule; integers at their
- * minimum. Maxima are left out on purpose: the year fields' real bound, "not later than next year", moves with
- * the calendar and is stated in prose, so 9999 is schema-valid yet refused.
+ * minimum and maximum.
  */
 function variantsOf (schemaPointer: string, examples: Json[]): Variant[] {
   const schema = resolve({ $ref: schemaPointer }, '').node
@@ -55,8 +54,8 @@ function variantsOf (schemaPointer: string, examples: Json[]): Variant[] {
       variants.push({ name: `${field} shortest`, body: with1(field, 'x'.repeat(property['minLength'] ?? 0)) })
       variants.push({ name: `${field} longest`, body: with1(field, 'x'.repeat(property['maxLength'])) })
     }
-    if (types.includes('integer') && property['minimum'] !== undefined) {
-      variants.push({ name: `${field} minimum`, body: with1(field, property['minimum']) })
+    for (const bound of ['minimum', 'maximum']) {
+      if (types.includes('integer') && property[bound] !== undefined) variants.push({ name: `${field} ${bound}`, body: with1(field, property[bound]) })
     }
   }
   variants.push({ name: 'required fields only', body: Object.fromEntries(Object.entries(base).filter(([k]) => required.has(k))) })

@@ -4,6 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import { parse } from 'yaml'
+import { isIsbn } from '../src/isbn.js'
 import { specPath } from '../src/openapi-document.js'
 
 type Json = Record<string, any>
@@ -12,6 +13,8 @@ export const spec: Json = parse(readFileSync(specPath, 'utf8'))
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, allowUnionTypes: true })
 addFormats.default(ajv)
+// openapi.yaml's own format, as its description defines it.
+ajv.addFormat('isbn', { type: 'string', validate: isIsbn })
 ajv.addSchema(spec, 'spec')
 
 const escape = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1')

@@ -173,3 +173,22 @@ t.test('above info, requests are not logged', async t => {
   await request({ method: 'GET', url: '/books' })
   t.same(lines, [])
 })
+
+t.test('a problem quoting a long input is cut to the lengths its schema declares, never longer', async t => {
+  const { request } = await build(t)
+  const longPath = await request({ method: 'GET', url: `/books/${'a'.repeat(5000)}` })
+  t.equal(longPath.statusCode, 400, 'an overlong id is a 400 like any malformed one, not a 414')
+  t.equal(longPath.json().instance.length, 2000)
+  t.ok(longPath.json().instance.endsWith('…'), 'the cut is marked')
+  const longName = await request({ method: 'GET', url: `/books?${'n'.repeat(300)}=1` })
+  t.equal(longName.statusCode, 400)
+  t.same(longName.json().errors, [{ detail: 'is not a known parameter', parameter: 'n'.repeat(99) + '…' }])
+  const longField = await request({ method: 'POST', url: '/books', payload: { title: 'T', author: 'A', ['f'.repeat(600)]: 1 } })
+  t.same(longField.json().errors, [{ detail: 'is not a field of this resource', pointer: '#/' + 'f'.repeat(497) + '…' }])
+})
+
+t.test('a DELETE with a body that is not JSON gets the 415 its operation declares', async t => {
+  const { request } = await build(t)
+  const res = await request({ method: 'DELETE', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', headers: { 'content-type': 'text/plain' }, payload: 'x' })
+  t.equal(res.statusCode, 415)
+})

@@ -12,6 +12,14 @@ async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ p
   return { port, origin: `http://127.0.0.1:${port}` }
 }
 
+/** The problem in a raw HTTP answer, checked to be one: status line, media type and body agree. */
+function problemIn (t: Test, answer: string, status: number): void {
+  const [head, body] = answer.split('\r\n\r\n')
+  t.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), `status ${status}`)
+  t.match(head, /\r\ncontent-type: application\/problem\+json\r\n/i, 'a problem body')
+  t.match(JSON.parse(body!), { type: 'about:blank', status, detail: String })
+}
+
 /** Opens a socket and collects what the server sends until it closes the connection. */
 function open (port: number): { socket: Socket, ready: Promise<void>, closed: Promise<string> } {
   const socket = connect(port, '127.0.0.1')
@@ -37,7 +45,7 @@ t.test('a slowloris client that never finishes its headers is cut off while othe
   t.equal(served.status, 200, 'another client is served meanwhile')
   const answer = await slow.closed
   clearInterval(drip)
-  t.match(answer, /^HTTP\/1\.1 408 /, 'the slow client got 408 and was disconnected')
+  problemIn(t, answer, 408)
   t.equal((await fetch(`${origin}/books`)).status, 200, 'the service goes on')
 })
 
@@ -50,7 +58,7 @@ t.test('a client that sends its body too slowly is cut off by the request timeou
   t.teardown(() => clearInterval(drip))
   const answer = await slow.closed
   clearInterval(drip)
-  t.match(answer, /^HTTP\/1\.1 408 /, 'answered 408 and disconnected')
+  problemIn(t, answer, 408)
   t.equal((await fetch(`${origin}/books`)).status, 200)
 })
 
@@ -60,7 +68,7 @@ t.test('garbage bytes get 400 and a closed connection; the process keeps serving
     const client = open(port)
     await client.ready
     client.socket.end(Buffer.from(garbage, 'latin1'))
-    t.match(await client.closed, /^HTTP\/1\.1 400 /, JSON.stringify(garbage))
+    problemIn(t, await client.closed, 400)
   }
   t.equal((await fetch(`${origin}/books`)).status, 200)
 })
@@ -70,8 +78,18 @@ t.test('headers over 16 KiB get 431; the process keeps serving', async t => {
   const client = open(port)
   await client.ready
   client.socket.write(`GET /books HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
-  t.match(await client.closed, /^HTTP\/1\.1 431 /)
+  problemIn(t, await client.closed, 431)
   t.equal((await fetch(`${origin}/books`)).status, 200)
+})
+
+t.test('an expectation other than 100-continue is ignored, not answered with an undeclared 417', async t => {
+  const { port } = await listening(t)
+  const client = open(port)
+  await client.ready
+  client.socket.write('GET /books HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\nConnection: close\r\n\r\n')
+  const [head, body] = (await client.closed).split('\r\n\r\n')
+  t.match(head, /^HTTP\/1\.1 200 /)
+  t.same(JSON.parse(body!), { items: [], next_cursor: null })
 })
 
 t.test('connections beyond MAX_CONNECTIONS are dropped; those already open are unaffected', async t => {
