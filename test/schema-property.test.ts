@@ -1,0 +1,338 @@
+// Schema-driven property test: random valid and invalid requests generated from the served contract, checked by a model of the service.
+import fc from 'fast-check'
+import { generateSync, registerFormat } from 'json-schema-faker'
+import t, { type Test } from 'tap'
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import { isIsbn } from '../src/isbn.js'
+import { contractProblems } from './contract.js'
+import { adminKey, build } from './helper.js'
+
+type Json = Record<string, any>
+
+/**
+ * Seeds: a fixed one, so that CI always covers the same ground, and a fresh one, so that every run
+ * also explores new shapes. Replay a failure with PROPERTY_SEED=<seed printed by the failing run>.
+ */
+const fixedSeed = 20261123
+const freshSeed = Number(process.env['PROPERTY_SEED'] ?? Math.floor(Math.random() * 2 ** 31))
+const casesPerOperation = 300
+
+// json-schema-faker knows the standard formats; openapi.yaml's `format: isbn` is defined in its
+// description (a right check digit), and a generator of the format makes ISBNs in every written form.
+registerFormat('isbn', random => {
+  const digits = Array.from({ length: 12 }, () => random.int(0, 9))
+  if (random.bool()) {
+    // ISBN-10: nine digits and a check character, X for 10.
+    const sum = digits.slice(0, 9).reduce((s, d, i) => s + d * (10 - i), 0)
+    const check = (11 - (sum % 11)) % 11
+    return spaced([...digits.slice(0, 9).map(String), check === 10 ? random.pick(['X', 'x']) : String(check)], random.pick(['', '-', ' ']))
+  }
+  const twelve = [9, 7, random.pick([8, 9]), ...digits.slice(3)]
+  const check = (10 - (twelve.reduce((s, d, i) => s + d * (i % 2 === 0 ? 1 : 3), 0) % 10)) % 10
+  return spaced([...twelve, check].map(String), random.pick(['', '-', ' ']))
+})
+const spaced = (characters: string[], separator: string): string => separator === '' ? characters.join('') : [characters.slice(0, 3).join(''), characters.slice(3).join('')].join(separator)
+
+/** The schema validator a contract tool would use: any JSON Schema validator with the contract's formats. */
+const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true })
+addFormats.default(ajv)
+ajv.addFormat('isbn', { type: 'string', validate: isIsbn })
+
+/** `node` with every `$ref` replaced by its target, so the generator and the validator need no document. */
+function inline (node: unknown, document: Json): any {
+  if (Array.isArray(node)) return node.map(n => inline(n, document))
+  if (node === null || typeof node !== 'object') return node
+  const ref = (node as Json)['$ref']
+  if (typeof ref === 'string') return inline(ref.slice(2).split('/').reduce<Json>((n, s) => n[s], document), document)
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v, document)]))
+}
+
+interface Parameter { name: string, in: 'path' | 'query' | 'header', required: boolean, schema: Json, validate: ValidateFunction }
+interface Operation {
+  id: string
+  method: string
+  path: string
+  parameters: Parameter[]
+  body?: { schema: Json, validate: ValidateFunction }
+  openToAnonymous: boolean
+  /** The resource an operation acts on, and whether on its collection or one record. */
+  resource: string
+  onItem: boolean
+}
+
+function operationsOf (document: Json): Operation[] {
+  return Object.entries<Json>(document['paths']).flatMap(([path, item]) =>
+    Object.entries<Json>(item).filter(([method]) => method !== 'parameters').map(([method, operation]) => {
+      const parameters = [...item['parameters'] ?? [], ...operation['parameters'] ?? []].map((p: Json): Parameter => {
+        const parameter = inline(p, document)
+        return { ...parameter, required: parameter.required === true, validate: ajv.compile(parameter.schema) }
+      })
+      const schema = operation['requestBody'] && inline(operation['requestBody'], document).content['application/json'].schema
+      return {
+        id: operation['operationId'],
+        method: method.toUpperCase(),
+        path,
+        parameters,
+        ...(schema && { body: { schema, validate: ajv.compile(schema) } }),
+        openToAnonymous: (operation['security'] as Json[]).some(requirement => Object.keys(requirement).length === 0),
+        resource: path.replace(/\/\{\w+\}$/, ''),
+        onItem: path.includes('{')
+      }
+    }))
+}
+
+/** A value generated from `schema`, seeded. */
+const fake = (schema: Json, seed: number): any => generateSync(schema, { seed, alwaysFakeOptionals: false, optionalsProbability: 0.6, useExamplesValue: false })
+
+/** A JSON type that `schema` does not allow, and a value of it. */
+function wrongTyped (schema: Json, seed: number): unknown {
+  const allowed = [schema['type'] ?? []].flat()
+  const others = ['string', 'integer', 'number', 'boolean', 'null', 'array', 'object'].filter(type => !allowed.includes(type) && !(type === 'number' && allowed.includes('integer')))
+  const type = others[seed % others.length]!
+  return fake(type === 'number' ? { type, multipleOf: 0.25, not: { multipleOf: 1 } } : { type, maxLength: 20, maxItems: 2, maxProperties: 2 }, seed)
+}
+
+/** A value that breaks one rule of `schema` (its type, a bound, its pattern or format), or, by chance, happens not to. */
+function breaking (schema: Json, seed: number): unknown {
+  const rules = [
+    () => wrongTyped(schema, seed),
+    ...(schema['maxLength'] === undefined ? [] : [() => fake({ type: 'string', minLength: schema['maxLength'] + 1, maxLength: schema['maxLength'] + 3000 }, seed)]),
+    ...(schema['minLength'] > 0 ? [() => ''] : []),
+    ...(schema['maximum'] === undefined ? [] : [() => schema['maximum'] + 1 + (seed % 1000)]),
+    ...(schema['minimum'] === undefined ? [] : [() => schema['minimum'] - 1 - (seed % 1000)]),
+    ...(schema['pattern'] === undefined && schema['format'] === undefined && schema['enum'] === undefined
+      ? []
+      : [() => fake({ type: 'string', minLength: schema['minLength'] ?? 0, maxLength: schema['maxLength'] ?? 30 }, seed)]),
+    // A right-looking ISBN with a wrong check digit.
+    ...(schema['format'] === 'isbn' ? [() => String(fake(schema, seed)).replace(/.$/, last => last === '0' ? '1' : '0')] : [])
+  ]
+  return rules[seed % rules.length]!()
+}
+
+/** Text with any Unicode: astral characters, combining marks, controls, NUL. */
+const unicodeText = (minLength: number, maxLength: number, seed: number): string =>
+  fc.sample(fc.string({ unit: 'binary', minLength, maxLength: Math.min(maxLength, 60) }), { seed, numRuns: 1 })[0]!
+
+/** A schema-valid body, sometimes with text fields in any Unicode instead of the generator's ASCII. */
+function validBody (schema: Json, seed: number): Json {
+  const body: Json = fake(schema, seed)
+  for (const [name, property] of Object.entries<Json>(schema['properties'])) {
+    const plainText = property['type'] === 'string' && property['pattern'] === undefined && property['format'] === undefined && property['enum'] === undefined
+    if (plainText && name in body && seed % 3 === 0) body[name] = unicodeText(property['minLength'] ?? 0, property['maxLength'], seed)
+  }
+  return body
+}
+
+/** A body that is likely invalid: one field broken, a required one missing, an unknown one, or not an object. */
+function invalidBody (schema: Json, seed: number): unknown {
+  const body = validBody(schema, seed)
+  const fields = Object.keys(schema['properties'])
+  const field = fields[seed % fields.length]!
+  switch (seed % 5) {
+    case 0: return { ...body, [field]: breaking(schema['properties'][field], seed) }
+    case 1: return Object.fromEntries(Object.entries(body).filter(([name]) => name !== schema['required'][seed % schema['required'].length]))
+    case 2: return { ...body, [fake({ type: 'string', minLength: 1, maxLength: seed % 7 === 0 ? 2000 : 30 }, seed)]: 1 }
+    case 3: return wrongTyped({ type: 'object' }, seed)
+    default: return { ...body, [field]: breaking(schema['properties'][field], seed + 1) }
+  }
+}
+
+/** What the model knows of one stored record. */
+interface Known { id: string, etag: string, unique: string | null }
+
+/** The service as a model: which records exist, their tags, and the unique values they hold. */
+class Model {
+  readonly records = new Map<string, Map<string, Known>>()
+  /** Keys of creates that succeeded, scoped to their operation as the service scopes them. */
+  readonly idempotencyKeys = new Set<string>()
+  of (resource: string): Map<string, Known> {
+    let records = this.records.get(resource)
+    if (records === undefined) this.records.set(resource, records = new Map())
+    return records
+  }
+}
+
+/** The unique value of a body (a book's isbn in 13-digit form, a student's email ignoring case), as the service compares them. */
+function uniqueOf (body: Json): string | null {
+  if (typeof body['email'] === 'string') return body['email'].toLowerCase()
+  if (typeof body['isbn'] === 'string') return body['isbn'].replace(/[- ]/g, '').toUpperCase()
+  return null
+}
+const sameUnique = (a: string | null, b: string | null): boolean => a !== null && b !== null && (a === b || isbn13(a) === isbn13(b))
+const isbn13 = (isbn: string): string => isbn.length === 10 ? '978' + isbn.slice(0, 9) : isbn
+
+interface Case {
+  operation: Operation
+  method: string
+  url: string
+  headers: Record<string, string>
+  payload?: string
+  /** Statuses the model accepts for this request. */
+  expected: number[]
+  /** What was sent is schema-valid, so that a 400 would refuse a request the contract allows. */
+  valid: boolean
+  body?: Json
+}
+
+/** Independent random draws for the decisions of one case, from fast-check's seeded generator. */
+function drawsOf (seed: number): (choices: number) => number {
+  const draws = fc.sample(fc.array(fc.nat(), { minLength: 16, maxLength: 16 }), { seed, numRuns: 1 })[0]!
+  let next = 0
+  return choices => draws[next++ % draws.length]! % choices
+}
+
+/** Strips the structured-field quotes: the service treats `"k"` and `k` as the same key. */
+const bareKey = (key: string): string => key.replace(/^"(.*)"$/s, '$1')
+
+/** One request for `operation`: valid or not by chance, with expectations from the model. */
+function plan (operation: Operation, model: Model, seed: number): Case {
+  const draw = drawsOf(seed)
+  const existing = [...model.of(operation.resource).values()]
+  const known = existing.length > 0 && draw(3) !== 0 ? existing[draw(existing.length)]! : undefined
+  // Half the cases break one part of the request; whether they did is the validator's call, not this one's.
+  const breakPart = draw(2) === 0 ? (['path', 'query', 'header', 'body'] as const)[draw(4)] : undefined
+  let valid = true
+  const check = (validate: ValidateFunction, value: unknown): void => { if (!validate(value)) valid = false }
+
+  let url = operation.path
+  const query: string[] = []
+  const headers: Record<string, string> = {}
+  for (const parameter of operation.parameters) {
+    const broken = breakPart === parameter.in
+    if (parameter.in === 'path') {
+      const value = broken ? String(fake({ type: 'string', minLength: 1, maxLength: draw(5) === 0 ? 5000 : 60 }, seed)) : known?.id ?? fake(parameter.schema, seed)
+      check(parameter.validate, value)
+      url = url.replace(`{${parameter.name}}`, encodeURIComponent(value))
+    } else if (parameter.in === 'query') {
+      // A cursor is opaque: only one a list issued is meaningful, and the lists are walked elsewhere.
+      if (parameter.name === 'cursor' || (!broken && draw(2) === 0)) continue
+      const value = broken ? breaking(parameter.schema, seed) : fake(parameter.schema, seed)
+      check(parameter.validate, value)
+      query.push(`${parameter.name}=${encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))}`)
+    } else {
+      const name = parameter.name.toLowerCase()
+      const choice = draw(3)
+      if (choice === 0) continue
+      if (broken) headers[name] = String(breaking({ ...parameter.schema, type: 'string' }, seed)).replace(/[^ -~]/g, '')
+      else if (choice === 1 && known !== undefined && name.startsWith('if-')) headers[name] = known.etag
+      else headers[name] = String(fake(name.startsWith('if-') ? { ...parameter.schema, pattern: '^[!-~]+$' } : parameter.schema, seed))
+      check(parameter.validate, headers[name])
+    }
+  }
+  // Names the contract does not declare are refused, so that a misspelt parameter never passes silently.
+  if (breakPart === 'query' && draw(2) === 0) {
+    query.push(`${encodeURIComponent(fake({ type: 'string', minLength: 1, maxLength: draw(5) === 0 ? 3000 : 40 }, seed))}=1`)
+    valid = false
+  }
+  if (query.length > 0) url += `?${query.join('&')}`
+
+  let body: Json | undefined
+  let payload: string | undefined
+  if (operation.body !== undefined) {
+    const sent = breakPart === 'body' ? invalidBody(operation.body.schema, seed) : validBody(operation.body.schema, seed)
+    check(operation.body.validate, sent)
+    payload = JSON.stringify(sent)
+    headers['content-type'] = 'application/json'
+    if (typeof sent === 'object' && sent !== null && !Array.isArray(sent)) body = sent as Json
+  }
+
+  const anonymous = draw(10) === 0
+  if (!anonymous) headers['authorization'] = `Bearer ${adminKey}`
+  const method = operation.method === 'GET' && draw(5) === 0 ? 'HEAD' : operation.method
+  const expected = anonymous && !operation.openToAnonymous
+    ? [401]
+    : !valid ? [400] : expectations(operation, model, url, headers, body)
+  return { operation, method, url, headers, ...(payload !== undefined && { payload }), expected, valid, ...(body && { body }) }
+}
+
+/** The statuses a schema-valid request may get, given what the model knows. */
+function expectations (operation: Operation, model: Model, url: string, headers: Record<string, string>, body: Json | undefined): number[] {
+  const records = model.of(operation.resource)
+  const target = operation.onItem ? records.get(decodeURIComponent(url.split('?')[0]!.split('/').pop()!)) : undefined
+  const unique = body === undefined ? null : uniqueOf(body)
+  const taken = [...records.values()].some(r => r !== target && sameUnique(r.unique, unique))
+  const ifMatch = headers['if-match']
+  const matches = ifMatch === undefined || ifMatch.trim() === '*' || (target !== undefined && ifMatch.includes(target.etag))
+  switch (operation.method) {
+    case 'GET':
+      if (!operation.onItem) return [200]
+      if (target === undefined) return [404]
+      return headers['if-none-match']?.includes(target.etag) === true || headers['if-none-match']?.trim() === '*' ? [304] : [200]
+    case 'POST': {
+      const key = headers['idempotency-key']
+      if (key !== undefined && model.idempotencyKeys.has(`${operation.id} ${bareKey(key)}`)) return [201, 422]
+      return taken ? [409] : [201]
+    }
+    case 'PUT':
+      if (target === undefined) return [404]
+      if (!matches) return [412]
+      return taken ? [409] : [200]
+    default:
+      if (target === undefined) return [404]
+      return matches ? [204] : [412]
+  }
+}
+
+/** Tells the model what a request the service answered as expected changed. */
+function learn (model: Model, c: Case, status: number, response: { headers: Record<string, unknown>, json: () => any }): void {
+  const records = model.of(c.operation.resource)
+  const etag = String(response.headers['etag'])
+  if (status === 201) {
+    const record = response.json()
+    const id = String(record[Object.keys(record)[0]!])
+    records.set(id, { id, etag, unique: uniqueOf(c.body!) })
+    if (c.headers['idempotency-key'] !== undefined) model.idempotencyKeys.add(`${c.operation.id} ${bareKey(c.headers['idempotency-key'])}`)
+  } else if (status === 200 && c.method === 'PUT') {
+    const id = decodeURIComponent(c.url.split('?')[0]!.split('/').pop()!)
+    records.set(id, { id, etag, unique: uniqueOf(c.body!) })
+  } else if (status === 204) {
+    records.delete(decodeURIComponent(c.url.split('/').pop()!))
+  }
+}
+
+async function explore (t: Test, seed: number, publicBookReads: boolean): Promise<void> {
+  t.comment(`seed ${seed} (replay: PROPERTY_SEED=${seed} npx tap ${'test/schema-property.test.ts'})`)
+  const { app } = await build(t, { publicBookReads, rateLimit: { requests: 1e9, seconds: 60 }, rateLimitAnonymous: { requests: 1e9, seconds: 60 } })
+  // The document a contract tool reads: the one the service serves, which follows its configuration.
+  const served: Json = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
+  const operations = operationsOf(served)
+  const model = new Model()
+  const divergences: string[] = []
+  const statuses = new Map<string, Map<number, number>>()
+  // Operations take turns, so that every one of them meets records the others made.
+  for (let i = 0; i < casesPerOperation * operations.length && divergences.length < 10; i++) {
+    const c = plan(operations[i % operations.length]!, model, seed + i)
+    const res = await app.inject({ method: c.method as 'GET', url: c.url, headers: c.headers, ...(c.payload !== undefined && { payload: c.payload }) })
+    const seen = statuses.get(c.operation.id) ?? new Map<number, number>()
+    statuses.set(c.operation.id, seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1))
+    const problems = contractProblems(c.method, c.url, res, c.headers)
+    if (!c.expected.includes(res.statusCode)) {
+      problems.push(c.valid
+        ? `a schema-valid request got ${res.statusCode}, expected ${c.expected.join(' or ')}`
+        : `a schema-invalid request got ${res.statusCode}, expected ${c.expected.join(' or ')}`)
+    }
+    if (problems.length > 0) {
+      divergences.push(`case ${i} (seed ${seed + i}): ${c.method} ${c.url.slice(0, 200)} ${c.payload?.slice(0, 300) ?? ''}\n  → ${res.statusCode} ${res.payload.slice(0, 300)}\n  ${problems.join('\n  ')}`)
+      continue
+    }
+    learn(model, c, res.statusCode, res)
+    // What was written reads back exactly as the write answered it, whatever Unicode it held.
+    if (res.statusCode === 201 || (res.statusCode === 200 && c.method === 'PUT')) {
+      const location = res.statusCode === 201 ? String(res.headers['location']) : c.url.split('?')[0]!
+      const read = await app.inject({ method: 'GET', url: location, headers: { authorization: `Bearer ${adminKey}` } })
+      if (read.payload !== res.payload) divergences.push(`case ${i}: ${location} reads back ${read.payload.slice(0, 200)}, the write answered ${res.payload.slice(0, 200)}`)
+    }
+  }
+  t.same(divergences, [], `${casesPerOperation} requests per operation conform to the served contract`)
+  for (const operation of operations) {
+    const seen = statuses.get(operation.id)!
+    t.ok([...seen.keys()].some(s => s < 300) && seen.has(400), `${operation.id}: successes and refusals both met (${[...seen].map(([s, n]) => `${s}×${n}`).join(' ')})`)
+  }
+}
+
+for (const publicBookReads of [true, false]) {
+  for (const [name, seed] of [['fixed', fixedSeed], ['fresh', freshSeed]] as const) {
+    t.test(`${name} seed, PUBLIC_BOOK_READS=${publicBookReads}: random requests from the served contract`, async t => explore(t, seed, publicBookReads))
+  }
+}
