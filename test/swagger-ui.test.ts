@@ -41,6 +41,20 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
     'five book operations')
   t.equal(await page.locator('.opblock').count(), 9, 'nine operations in all')
 
+  // Optional security (`- {}`) shows as a requirement already met: the book reads' lock is closed
+  // before anyone authorizes, the writes' open; and a visitor's Try it out of a read succeeds.
+  const lock = (operation: string): Promise<string | null> => page.locator(`#operations-${operation} .authorization__btn`).getAttribute('aria-label')
+  t.equal(await lock('books-listBooks'), 'authorization button locked', 'anonymous book reads are shown as allowed')
+  t.equal(await lock('books-createBook'), 'authorization button unlocked', 'writes are shown as needing a key')
+  t.equal(await lock('students-getStudent'), 'authorization button unlocked', 'student reads are shown as needing a key')
+  const list = page.locator('#operations-books-listBooks')
+  await list.locator('.opblock-summary').click()
+  const listTryOut = list.locator('.try-out__btn')
+  if (await listTryOut.innerText() === 'Try it out') await listTryOut.click()
+  await list.locator('button.execute').click()
+  await list.locator('.live-responses-table .response .response-col_status').filter({ hasText: '200' }).waitFor()
+  await list.locator('.opblock-summary').click()
+
   // Authorize with an API key, as a person exploring the API would: writes need one.
   await page.locator('.btn.authorize').first().click()
   const modal = page.locator('.modal-ux')
@@ -75,4 +89,12 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
 
   mkdirSync(artifacts, { recursive: true })
   await page.screenshot({ path: join(artifacts, 'swagger-ui.png'), fullPage: true })
+
+  // With PUBLIC_BOOK_READS=false the served document drops `- {}`, and Swagger UI shows book reads as needing a key.
+  const closed = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey, publicBookReads: false }))
+  t.teardown(() => closed.close())
+  await closed.listen({ port: 0, host: '127.0.0.1' })
+  await page.goto(`http://127.0.0.1:${(closed.server.address() as AddressInfo).port}/docs`)
+  await page.locator('.opblock').first().waitFor()
+  t.equal(await lock('books-listBooks'), 'authorization button unlocked', 'closed book reads are shown as needing a key')
 })
