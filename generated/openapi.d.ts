@@ -514,20 +514,11 @@ export interface components {
         Limit: number;
         /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
         Cursor: string;
-        /**
-         * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
-         * @example "3-Yk1x9QhZ2w"
-         */
+        /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
         IfMatch: string;
-        /**
-         * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
-         * @example "3-Yk1x9QhZ2w"
-         */
+        /** @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`. Tags are sent as the `ETag` header gave them, double quotes included; a value that is neither `*` nor quoted tags is a 400. */
         IfNoneMatch: string;
-        /**
-         * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
-         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
-         */
+        /** @description A fresh key per intended create, such as a new UUID (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`), quoted as a structured-field string (`"…"`) or bare; never a fixed value, which is why Swagger UI leaves this empty. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation and to the calling API key. */
         IdempotencyKey: string;
     };
     requestBodies: {
@@ -629,10 +620,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
-                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
-                 */
+                /** @description A fresh key per intended create, such as a new UUID (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`), quoted as a structured-field string (`"…"`) or bare; never a fixed value, which is why Swagger UI leaves this empty. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation and to the calling API key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -672,10 +660,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
-                 * @example "3-Yk1x9QhZ2w"
-                 */
+                /** @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`. Tags are sent as the `ETag` header gave them, double quotes included; a value that is neither `*` nor quoted tags is a 400. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -717,10 +702,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
-                 * @example "3-Yk1x9QhZ2w"
-                 */
+                /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -765,10 +747,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
-                 * @example "3-Yk1x9QhZ2w"
-                 */
+                /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -848,10 +827,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description A unique key per intended create (a UUID is a good choice), quoted as a structured-field string (`"…"`) or bare. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation.
-                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
-                 */
+                /** @description A fresh key per intended create, such as a new UUID (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`), quoted as a structured-field string (`"…"`) or bare; never a fixed value, which is why Swagger UI leaves this empty. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation and to the calling API key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -891,10 +867,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`.
-                 * @example "3-Yk1x9QhZ2w"
-                 */
+                /** @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`. Tags are sent as the `ETag` header gave them, double quotes included; a value that is neither `*` nor quoted tags is a 400. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -936,10 +909,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match.
-                 * @example "3-Yk1x9QhZ2w"
-                 */
+                /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {

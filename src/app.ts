@@ -4,13 +4,14 @@ import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
+import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
@@ -105,7 +106,10 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     } catch {
       return done(new ApiError(400, 'about:blank', 'The request body is not valid UTF-8'), undefined)
     }
-    parseJson(request, text, done)
+    parseJson(request, text, (error, parsed) => {
+      if ((error as FastifyError | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return done(new ApiError(400, 'about:blank', invalidJsonDetail(text)), undefined)
+      done(error, parsed)
+    })
   })
   // The glue warns at start about every media type in the spec that has no parser, response types
   // included; refusing problem+json bodies explicitly keeps the 415 and silences the false alarm.

@@ -3,7 +3,8 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Problem, ProblemError } from './api-types.js'
-import { ApiError, type RequestPart, ValidationError } from './errors.js'
+import { ApiError, type RequestPart } from './errors.js'
+import { requestErrorDetail, validationError } from './problem-details.js'
 
 // The maxLength of each string of the Problem and ProblemError schemas in openapi.yaml (a test
 // compares them): a problem echoes what the client sent (its URL, a field's name), which may be longer.
@@ -22,13 +23,17 @@ function clipError ({ detail, pointer, parameter }: ProblemError): ProblemError 
   }
 }
 
+// RFC 9110's names, the same on every Node version (Node 20's table still says "Payload Too Large").
+const titles: Record<number, string> = { 413: 'Content Too Large', 422: 'Unprocessable Content' }
+export const titleOf = (status: number): string => titles[status] ?? STATUS_CODES[status]!
+
 export function sendProblem (reply: FastifyReply, problem: Omit<Problem, 'title' | 'instance'> & { title?: string }): FastifyReply {
   const { detail, errors } = problem
   return reply
     .code(problem.status)
     .type('application/problem+json')
     .send({
-      title: STATUS_CODES[problem.status],
+      title: titleOf(problem.status),
       instance: clip(reply.request.url, limits.instance),
       ...problem,
       ...(detail !== undefined && { detail: clip(detail, limits.detail) }),
@@ -46,47 +51,10 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const { status, detail } = clientErrors[error.code ?? ''] ?? { status: 400, detail: 'The request is not valid HTTP/1.1' }
   if (socket.writable) {
-    const body = JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, detail })
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    const body = JSON.stringify({ type: 'about:blank', title: titleOf(status), status, detail })
+    socket.write(`HTTP/1.1 ${status} ${titleOf(status)}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy(error)
-}
-
-type AjvIssue = NonNullable<FastifyError['validation']>[number]
-
-const escapePointer = (name: string): string => name.replace(/~/g, '~0').replace(/\//g, '~1')
-
-function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: string } {
-  const params = issue.params as Record<string, unknown>
-  switch (issue.keyword) {
-    case 'required':
-      return { path: `${issue.instancePath}/${escapePointer(String(params['missingProperty']))}`, detail: 'is required' }
-    case 'additionalProperties':
-      return {
-        path: `${issue.instancePath}/${escapePointer(String(params['additionalProperty']))}`,
-        detail: part === 'body' ? 'is not a field of this resource' : 'is not a known parameter'
-      }
-    case 'enum':
-      return { path: issue.instancePath, detail: `must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}` }
-    case 'format':
-      return { path: issue.instancePath, detail: params['format'] === 'isbn' ? 'is not a valid ISBN-10 or ISBN-13 (check digit)' : String(issue.message) }
-    default:
-      return { path: issue.instancePath, detail: String(issue.message) }
-  }
-}
-
-/** AJV's issues as problem `errors`: JSON Pointers into the body, parameter names elsewhere. */
-function validationError (issues: AjvIssue[], part: RequestPart): ValidationError {
-  const errors = issues.slice(0, 100).map((issue): ProblemError => {
-    const { path, detail } = describe(issue, part)
-    if (part === 'body') {
-      return { detail, pointer: '#' + path.split('/').map(encodeURIComponent).join('/') }
-    }
-    // Parameters are flat: the first segment names the parameter.
-    const name = path.replace(/^\/([^/]*).*$/s, '$1')
-    return { detail, parameter: name.replace(/~1/g, '/').replace(/~0/g, '~') }
-  })
-  return new ValidationError(part, errors)
 }
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -97,7 +65,7 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
     : refusal instanceof ApiError
       ? refusal
       : 'validation' in error && error.validation !== undefined
-        ? validationError(error.validation, error.validationContext as RequestPart)
+        ? validationError(error.validation, error.validationContext as RequestPart, request)
         : null
   if (known !== null) {
     const { statusCode: status, type, message: detail, errors, title } = known
@@ -105,9 +73,7 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
   }
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) {
-    // Fastify's own client errors (bad JSON, 413…) carry messages written for clients; 415's says too little.
-    const detail = 'code' in error && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'The request body must be application/json' : error.message
-    return sendProblem(reply, { type: 'about:blank', status, detail })
+    return sendProblem(reply, { type: 'about:blank', status, detail: requestErrorDetail(error as FastifyError, request) })
   }
   request.log.error({ err: error }, 'request failed')
   return sendProblem(reply, {

@@ -38,8 +38,10 @@ t.test('GET /books/{book_id} answers 304 without a body when If-None-Match names
   }
   const head = await request({ method: 'HEAD', url, headers: { 'if-none-match': tag } })
   t.equal(head.statusCode, 304, 'HEAD too')
-  const stale = await request({ method: 'GET', url, headers: { 'if-none-match': '"0-old", junk' } })
+  const stale = await request({ method: 'GET', url, headers: { 'if-none-match': '"0-old", W/"1-older"' } })
   t.equal(stale.statusCode, 200, 'another tag gets the record')
+  const junk = await request({ method: 'GET', url, headers: { 'if-none-match': '"0-old", junk' } })
+  t.equal(junk.statusCode, 400, 'a value that is not quoted tags is malformed')
   t.same(stale.json(), created.json())
   await request({ method: 'PUT', url, payload: dune })
   const changed = await request({ method: 'GET', url, headers: { 'if-none-match': tag } })
@@ -76,8 +78,15 @@ t.test('PUT /books/{book_id} with a stale If-Match is 412 and changes nothing; t
   // A tag of another record, a weak tag and garbage never match (strong comparison).
   const other = await request({ method: 'POST', url: '/books', payload: { ...dune, isbn: null } })
   const otherTag = other.headers.etag as string
-  for (const ifMatch of [otherTag, `W/${second.headers.etag}`, 'nonsense', '"abc"']) {
+  for (const ifMatch of [otherTag, `W/${second.headers.etag}`, '"abc"']) {
     t.equal((await request({ method: 'PUT', url, headers: { 'if-match': ifMatch }, payload: dune })).statusCode, 412, ifMatch)
+  }
+  // An unquoted tag is malformed, never a false "has changed": 400 says how to send it.
+  const bare = (second.headers.etag as string).replace(/"/g, '')
+  for (const ifMatch of [bare, 'nonsense', `${second.headers.etag}, junk`]) {
+    const malformed = await request({ method: 'PUT', url, headers: { 'if-match': ifMatch }, payload: dune })
+    t.equal(malformed.statusCode, 400, ifMatch)
+    t.match(malformed.json().errors, [{ parameter: 'if-match', detail: /double quotes/ }])
   }
   const listed = await request({ method: 'PUT', url, headers: { 'if-match': `${first}, ${second.headers.etag}` }, payload: dune })
   t.equal(listed.statusCode, 200, 'a list holding the current tag proceeds')

@@ -192,3 +192,28 @@ t.test('a DELETE with a body that is not JSON gets the 415 its operation declare
   const res = await request({ method: 'DELETE', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', headers: { 'content-type': 'text/plain' }, payload: 'x' })
   t.equal(res.statusCode, 415)
 })
+
+t.test('one voice: every problem detail names the field, the limit or the position, in words', async t => {
+  const { request } = await build(t, { bodyLimit: 1024 })
+  const cases: { what: string, res: Promise<import('light-my-request').Response>, errors?: object[], detail?: string }[] = [
+    { what: 'a cursor of the right shape that this list never issued', res: request({ method: 'GET', url: '/books?cursor=bogus' }), errors: [{ detail: 'is not a cursor issued by this list', parameter: 'cursor' }] },
+    { what: 'a forged cursor', res: request({ method: 'GET', url: '/books?cursor=a.b' }), errors: [{ detail: 'is not a cursor issued by this list', parameter: 'cursor' }] },
+    { what: 'a wrong type', res: request({ method: 'POST', url: '/books', payload: { ...dune, published_year: '1965' } }), errors: [{ detail: 'must be an integer or null', pointer: '#/published_year' }] },
+    { what: 'a limit out of range', res: request({ method: 'GET', url: '/books?limit=0' }), errors: [{ detail: 'must be 1 or more', parameter: 'limit' }] },
+    { what: 'an empty title', res: request({ method: 'POST', url: '/books', payload: { ...dune, title: '' } }), errors: [{ detail: 'must not be empty', pointer: '#/title' }] },
+    { what: 'a long title', res: request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(501) } }), errors: [{ detail: 'must be at most 500 characters long', pointer: '#/title' }] },
+    { what: 'an ISBN of the wrong shape', res: request({ method: 'POST', url: '/books', payload: { ...dune, isbn: '12345' } }), errors: [{ detail: 'must be at least 10 characters long', pointer: '#/isbn' }, { detail: 'must be an ISBN-10 or ISBN-13: its digits (an ISBN-10 may end in X), with hyphens or spaces between them', pointer: '#/isbn' }] },
+    { what: 'an unquoted If-Match', res: request({ method: 'DELETE', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', headers: { 'if-match': '3-abc' } }), errors: [{ detail: 'must be * or one or more entity tags in double quotes, as the ETag header gave them, e.g. "3-5e6f7a8b9c0d"', parameter: 'if-match' }] },
+    { what: 'a trailing slash instead of an id', res: request({ method: 'GET', url: '/books/' }), errors: [{ detail: 'is missing: the path ends with / where the id belongs (the list itself is at /books)', parameter: 'book_id' }] },
+    { what: 'malformed JSON', res: request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: '{"title": "Dune",}' }), detail: 'The request body is not valid JSON: Expected double-quoted property name at character 18' },
+    { what: 'a misspelt literal', res: request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: '{"title": tru}' }), detail: "The request body is not valid JSON: unexpected '}' (a misspelt true, false or null?)" },
+    { what: 'truncated JSON', res: request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: '{"title": "Du' }), detail: 'The request body is not valid JSON: Unterminated string at character 14' },
+    { what: 'a body over the limit', res: request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(2000) } }), detail: 'The request body is larger than the 1024 bytes this server accepts' }
+  ]
+  for (const { what, res, errors, detail } of cases) {
+    const body = (await res).json()
+    if (errors !== undefined) t.same(body.errors, errors, what)
+    if (detail !== undefined) t.equal(body.detail, detail, what)
+    t.notMatch(JSON.stringify(body), /must (NOT|match|have)|\^|\$'|integer,null/, `${what}: no validator jargon`)
+  }
+})
