@@ -310,12 +310,12 @@ export interface components {
         };
         /**
          * @example {
-         *       "detail": "must have required property 'title'",
+         *       "detail": "is required",
          *       "pointer": "#/title"
          *     }
          */
         ProblemError: {
-            /** @example must have required property 'title' */
+            /** @example is required */
             detail: string;
             /**
              * @description JSON Pointer (URI fragment form) to the offending body member.

@@ -69,6 +69,8 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   const tryOut = create.locator('.try-out__btn')
   if (await tryOut.innerText() === 'Try it out') await tryOut.click()
   t.match(await create.locator('textarea.body-param__text').inputValue(), /"title": "Dune"/, 'body prefilled from the example')
+  // Headers a user must make unique or take from their own GET are never pre-filled with a fixed value.
+  t.equal(await create.locator('tr[data-param-name="Idempotency-Key"] input').inputValue(), '', 'Idempotency-Key starts empty')
   await create.locator('button.execute').click()
   const created = create.locator('.live-responses-table .response')
   await created.locator('.response-col_status').filter({ hasText: '201' }).waitFor()
@@ -80,6 +82,7 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   await get.locator('.opblock-summary').click()
   const getTryOut = get.locator('.try-out__btn')
   if (await getTryOut.innerText() === 'Try it out') await getTryOut.click()
+  t.equal(await get.locator('tr[data-param-name="If-None-Match"] input').inputValue(), '', 'If-None-Match starts empty')
   await get.locator('tr[data-param-name="book_id"] input').fill(body.book_id)
   await get.locator('button.execute').click()
   const fetched = get.locator('.live-responses-table .response')

@@ -1,0 +1,118 @@
+// Every problem example in openapi.yaml is a body the service really sends: each is produced by a real request and compared.
+import { connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import type { Response as InjectResponse } from 'light-my-request'
+import t, { type Test } from 'tap'
+import { createKey } from '../src/api-keys.js'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { spec } from './contract.js'
+import { adminKey, build, dune, type TestApi } from './helper.js'
+
+type Json = Record<string, any>
+
+const knownId = '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60'
+/** Ids of records made by the test differ run to run; the example's id stands for any. */
+const sameIds = (text: string): string => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, knownId)
+
+/** The body the service sends when Node refuses the request before routing it, read off a raw socket. */
+async function rawAnswer (t: Test, request: string, overrides = {}): Promise<Json> {
+  const { app } = await build(t, { headersTimeout: 200, requestTimeout: 400, ...overrides })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+  let received = ''
+  socket.on('data', chunk => { received += chunk.toString('latin1') })
+  socket.on('error', () => {})
+  await new Promise(resolve => socket.once('connect', resolve))
+  socket.write(request)
+  await new Promise(resolve => socket.once('close', resolve))
+  return JSON.parse(received.split('\r\n\r\n')[1]!)
+}
+
+const created = async (api: TestApi, payload: object): Promise<InjectResponse> => api.request({ method: 'POST', url: '/books', payload })
+
+/** How to make the service send each example: `<response>/<example>` → the real answer. */
+const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
+  'BadRequest/validation': async t => (await build(t)).request({ method: 'POST', url: '/books', payload: { title: 'Dune', rating: 5 } }),
+  'BadRequest/parameter': async t => (await build(t)).request({ method: 'GET', url: '/books?limit=500' }),
+  'BadRequest/malformedJson': async t => (await build(t)).request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: '{"title": "Dune",}' }),
+  'NotFound/notFound': async t => (await build(t)).request({ method: 'GET', url: `/books/${knownId}` }),
+  'Unauthorized/missingKey': async t => (await build(t)).request({ method: 'GET', url: '/api/students', key: null }),
+  'Unauthorized/invalidKey': async t => (await build(t)).request({ method: 'GET', url: '/api/students', key: 'not-a-key' }),
+  'Forbidden/missingScope': async t => {
+    const repositories = openSqliteRepositories(':memory:')
+    const api = await build(t, {}, { repositories })
+    const { key } = await createKey(repositories.apiKeys, 'reader', ['students:read'])
+    return api.request({ method: 'POST', url: '/api/students', key, payload: { name: 'Ada Lovelace', email: 'ada@example.org' } })
+  },
+  'TooManyRequests/quotaExceeded': async t => {
+    // A quota of one per minute; the second request comes 43 s into the window.
+    let now = 0
+    const api = await build(t, { rateLimitAnonymous: { requests: 1, seconds: 60 } }, { clock: () => now })
+    await api.request({ method: 'GET', url: '/books', key: null })
+    now = 43_000
+    return api.request({ method: 'GET', url: '/books', key: null })
+  },
+  'NotAcceptable/notAcceptable': async t => (await build(t)).request({ method: 'GET', url: '/books', headers: { accept: 'text/html' } }),
+  'Conflict/duplicate': async t => {
+    const api = await build(t)
+    await created(api, dune)
+    const other = (await created(api, { ...dune, isbn: null })).json()
+    return api.request({ method: 'PUT', url: `/books/${other.book_id}`, payload: dune })
+  },
+  'CreateConflict/duplicate': async t => {
+    const api = await build(t)
+    await created(api, dune)
+    return created(api, dune)
+  },
+  'CreateConflict/inFlight': async t => {
+    const api = await build(t)
+    const headers = { 'idempotency-key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' }
+    const [, second] = await Promise.all([0, 1].map(() => api.request({ method: 'POST', url: '/books', headers, payload: dune })))
+    return second!
+  },
+  'PreconditionFailed/stale': async t => {
+    const api = await build(t)
+    const book = (await created(api, dune)).json()
+    return api.request({ method: 'PUT', url: `/books/${book.book_id}`, headers: { 'if-match': `"0-${book.book_id.slice(-12)}"` }, payload: dune })
+  },
+  'IdempotencyKeyReused/reused': async t => {
+    const api = await build(t)
+    const headers = { 'idempotency-key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' }
+    await api.request({ method: 'POST', url: '/books', headers, payload: dune })
+    return api.request({ method: 'POST', url: '/books', headers, payload: { ...dune, title: 'Dune Messiah' } })
+  },
+  'ContentTooLarge/tooLarge': async t => (await build(t)).request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(70_000) } }),
+  'UnsupportedMediaType/notJson': async t => (await build(t)).request({ method: 'POST', url: '/books', headers: { 'content-type': 'text/plain' }, payload: 'Dune' }),
+  'InternalError/serverFault': async t => {
+    const repositories = openSqliteRepositories(':memory:')
+    repositories.books.list = async () => { throw new Error('disk I/O error') }
+    const example = spec['components']['responses']['InternalError']['content']['application/problem+json']['examples']['serverFault']['value']
+    const reference = /reference (\S+) when/.exec(example.detail)![1]!
+    return (await build(t, {}, { repositories })).request({ method: 'GET', url: '/books', headers: { 'x-request-id': reference } })
+  },
+  'RequestTimeout/timeout': async t => rawAnswer(t, 'GET /books HTTP/1.1\r\nHost: localhost\r\n'),
+  'RequestHeaderFieldsTooLarge/tooLarge': async t => rawAnswer(t, `GET /books HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+}
+
+const examples = Object.entries<Json>(spec['components']['responses']).flatMap(([response, node]) =>
+  Object.entries<Json>(node['content']?.['application/problem+json']?.['examples'] ?? {}).map(([name, example]) => ({ key: `${response}/${name}`, value: example['value'] })))
+
+t.test('every problem response of openapi.yaml has examples, and each has a way to produce it here', async t => {
+  const withProblems = Object.entries<Json>(spec['components']['responses']).filter(([, node]) => node['content']?.['application/problem+json'] !== undefined)
+  for (const [name, node] of withProblems) t.ok(Object.keys(node['content']['application/problem+json']['examples'] ?? {}).length > 0, `${name} has an example`)
+  t.same(examples.map(e => e.key).sort(), Object.keys(producers).sort())
+})
+
+for (const { key, value } of examples) {
+  t.test(`the example ${key} is what the service sends`, async t => {
+    const real = await producers[key]!(t)
+    const body = 'statusCode' in real && typeof real.json === 'function' ? (real as InjectResponse).json() : real
+    t.same(JSON.parse(sameIds(JSON.stringify(body))), JSON.parse(sameIds(JSON.stringify(value))))
+  })
+}
+
+t.test('the Problem schema\'s own example is a real 404 too', async t => {
+  const [example] = spec['components']['schemas']['Problem']['examples']
+  const real = await (await build(t)).request({ method: 'GET', url: example.instance, key: adminKey })
+  t.same(real.json(), example)
+})
