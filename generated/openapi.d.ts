@@ -150,6 +150,27 @@ export interface components {
             published_year?: number | null;
         };
         /**
+         * @description What replaces a book: its writable fields, as in `BookInput`. The read-only fields of a `Book` may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; each must then equal the book's current value (its id, its timestamps), or the request is a 400. Omitted, they change nothing.
+         * @example {
+         *       "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *       "title": "Dune",
+         *       "author": "Frank Herbert",
+         *       "isbn": "9780441013593",
+         *       "published_year": 1966,
+         *       "created_at": "2026-11-21T09:30:00.000Z",
+         *       "updated_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        BookReplacement: {
+            readonly book_id?: components["schemas"]["Id"];
+            title: components["schemas"]["BookInput"]["title"];
+            author: components["schemas"]["BookInput"]["author"];
+            isbn?: components["schemas"]["BookInput"]["isbn"];
+            published_year?: components["schemas"]["BookInput"]["published_year"];
+            readonly created_at?: components["schemas"]["Timestamp"];
+            readonly updated_at?: components["schemas"]["Timestamp"];
+        };
+        /**
          * @example {
          *       "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
          *       "title": "Dune",
@@ -214,6 +235,27 @@ export interface components {
              */
             enrollment_year?: number | null;
             status?: components["schemas"]["StudentStatus"];
+        };
+        /**
+         * @description What replaces a student: their writable fields, as in `StudentInput`. The read-only fields of a `Student` may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; each must then equal the student's current value (their id, their timestamps), or the request is a 400. Omitted, they change nothing.
+         * @example {
+         *       "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.org",
+         *       "enrollment_year": 2025,
+         *       "status": "graduated",
+         *       "created_at": "2026-11-21T09:30:00.000Z",
+         *       "updated_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        StudentReplacement: {
+            readonly student_id?: components["schemas"]["Id"];
+            name: components["schemas"]["StudentInput"]["name"];
+            email: components["schemas"]["StudentInput"]["email"];
+            enrollment_year?: components["schemas"]["StudentInput"]["enrollment_year"];
+            status?: components["schemas"]["StudentStatus"];
+            readonly created_at?: components["schemas"]["Timestamp"];
+            readonly updated_at?: components["schemas"]["Timestamp"];
         };
         /**
          * @description `active` by default; `graduated` or `withdrawn` retire a record, since students are never deleted.
@@ -522,6 +564,34 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: {
+        /** @description The book's writable fields; the book as a GET returned it (changed) is accepted too. */
+        BookReplacement: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Dune",
+                 *       "author": "Frank Herbert",
+                 *       "isbn": "978-0-441-01359-3",
+                 *       "published_year": 1966
+                 *     }
+                 */
+                "application/json": components["schemas"]["BookReplacement"];
+            };
+        };
+        /** @description The student's writable fields; the student as a GET returned them (changed) is accepted too. */
+        StudentReplacement: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace",
+                 *       "email": "ada@example.org",
+                 *       "enrollment_year": 2025,
+                 *       "status": "graduated"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StudentReplacement"];
+            };
+        };
         BookInput: {
             content: {
                 /**
@@ -714,7 +784,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookInput"];
+        requestBody: components["requestBodies"]["BookReplacement"];
         responses: {
             /** @description The book as stored after the update. */
             200: {
@@ -921,7 +991,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentInput"];
+        requestBody: components["requestBodies"]["StudentReplacement"];
         responses: {
             /** @description The student as stored after the update. */
             200: {

@@ -135,3 +135,26 @@ t.test('DELETE /books/{book_id} deletes once, then answers 404', async t => {
   const again = (await request({ method: 'POST', url: '/books', payload: dune })).json()
   t.not(again.book_id, created.book_id, 'a new book gets a new id; the ISBN is free again')
 })
+
+t.test('PUT takes back the book as GET returned it, one field changed; read-only fields must be the book\'s own', async t => {
+  const { request } = await build(t)
+  const book = (await request({ method: 'POST', url: '/books', payload: dune })).json()
+  const url = `/books/${book.book_id}`
+  const read = await request({ method: 'GET', url })
+  const changed = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json(), published_year: 1966 } })
+  t.equal(changed.statusCode, 200, 'the round trip works')
+  t.equal(changed.json().published_year, 1966)
+  t.equal(changed.json().created_at, book.created_at)
+  const stale = await request({ method: 'PUT', url, payload: { ...read.json(), book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', title: 'Other' } })
+  t.equal(stale.statusCode, 400)
+  t.same(stale.json().errors, [
+    { detail: `must be the id in the path, ${book.book_id}, or be left out`, pointer: '#/book_id' },
+    { detail: `is set by the server: send ${changed.json().updated_at}, the current value, or leave it out`, pointer: '#/updated_at' }
+  ], 'a changed id and an old updated_at are named')
+  t.equal((await request({ method: 'GET', url })).json().title, 'Dune', 'nothing was written')
+  const sameInstant = book.created_at.replace('Z', '+00:00')
+  t.equal((await request({ method: 'PUT', url, payload: { ...dune, created_at: sameInstant } })).statusCode, 200, 'the same instant in another notation is the same value')
+  const created = await request({ method: 'POST', url: '/books', payload: { ...dune, isbn: null, book_id: book.book_id } })
+  t.same(created.json().errors, [{ detail: 'is not a field of this resource', pointer: '#/book_id' }], 'a create takes no server-set field')
+  t.equal((await request({ method: 'PUT', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', payload: { ...dune, updated_at: book.updated_at } })).statusCode, 404, 'an unknown book is a 404 still')
+})

@@ -54,11 +54,18 @@ interface Operation {
   method: string
   path: string
   parameters: Parameter[]
-  body?: { schema: Json, validate: ValidateFunction }
+  /** What the generator fills (the writable fields), the whole schema's validator, and the read-only fields. */
+  body?: { schema: Json, validate: ValidateFunction, readOnly: string[] }
   openToAnonymous: boolean
   /** The resource an operation acts on, and whether on its collection or one record. */
   resource: string
   onItem: boolean
+}
+
+/** `schema` without its read-only properties: OpenAPI says a client should not send them, and contract tools generate none. */
+function writable (schema: Json): Json {
+  const properties = Object.fromEntries(Object.entries<Json>(schema['properties']).filter(([, property]) => property['readOnly'] !== true))
+  return { ...schema, properties }
 }
 
 function operationsOf (document: Json): Operation[] {
@@ -69,12 +76,13 @@ function operationsOf (document: Json): Operation[] {
         return { ...parameter, required: parameter.required === true, validate: ajv.compile(parameter.schema) }
       })
       const schema = operation['requestBody'] && inline(operation['requestBody'], document).content['application/json'].schema
+      const readOnly = schema === undefined ? [] : Object.keys(schema.properties).filter(name => schema.properties[name].readOnly === true)
       return {
         id: operation['operationId'],
         method: method.toUpperCase(),
         path,
         parameters,
-        ...(schema && { body: { schema, validate: ajv.compile(schema) } }),
+        ...(schema && { body: { schema: writable(schema), validate: ajv.compile(schema), readOnly } }),
         openToAnonymous: (operation['security'] as Json[]).some(requirement => Object.keys(requirement).length === 0),
         resource: path.replace(/\/\{\w+\}$/, ''),
         onItem: path.includes('{')
@@ -138,8 +146,8 @@ function invalidBody (schema: Json, seed: number): unknown {
   }
 }
 
-/** What the model knows of one stored record. */
-interface Known { id: string, etag: string, unique: string | null }
+/** What the model knows of one stored record: its last answer, tag and unique value. */
+interface Known { id: string, etag: string, unique: string | null, record: Json }
 
 /** The service as a model: which records exist, their tags, and the unique values they hold. */
 class Model {
@@ -229,8 +237,19 @@ function plan (operation: Operation, model: Model, seed: number): Case {
 
   let body: Json | undefined
   let payload: string | undefined
+  let readOnlyChanged = false
   if (operation.body !== undefined) {
-    const sent = breakPart === 'body' ? invalidBody(operation.body.schema, seed) : validBody(operation.body.schema, seed)
+    let sent = breakPart === 'body' ? invalidBody(operation.body.schema, seed) : validBody(operation.body.schema, seed)
+    // The round trip of a PUT: the record as read, some fields changed; now and then a read-only one too.
+    if (operation.body.readOnly.length > 0 && known !== undefined && breakPart === undefined && draw(3) === 0) {
+      const roundTrip: Json = { ...known.record, ...sent as Json }
+      if (draw(3) === 0) {
+        const field = operation.body.readOnly[draw(operation.body.readOnly.length)]!
+        roundTrip[field] = fake({ type: 'string', format: field.endsWith('_id') ? 'uuid' : 'date-time' }, seed)
+        readOnlyChanged = roundTrip[field] !== known.record[field]
+      }
+      sent = roundTrip
+    }
     check(operation.body.validate, sent)
     payload = JSON.stringify(sent)
     headers['content-type'] = 'application/json'
@@ -242,7 +261,8 @@ function plan (operation: Operation, model: Model, seed: number): Case {
   const method = operation.method === 'GET' && draw(5) === 0 ? 'HEAD' : operation.method
   const expected = anonymous && !operation.openToAnonymous
     ? [401]
-    : !valid ? [400] : expectations(operation, model, url, headers, body)
+    // A read-only field that differs from the record's is refused, as the replacement schema's description says.
+    : !valid || readOnlyChanged ? [400] : expectations(operation, model, url, headers, body)
   return { operation, method, url, headers, ...(payload !== undefined && { payload }), expected, valid, ...(body && { body }) }
 }
 
@@ -281,11 +301,11 @@ function learn (model: Model, c: Case, status: number, response: { headers: Reco
   if (status === 201) {
     const record = response.json()
     const id = String(record[Object.keys(record)[0]!])
-    records.set(id, { id, etag, unique: uniqueOf(c.body!) })
+    records.set(id, { id, etag, unique: uniqueOf(c.body!), record })
     if (c.headers['idempotency-key'] !== undefined) model.idempotencyKeys.add(`${c.operation.id} ${bareKey(c.headers['idempotency-key'])}`)
   } else if (status === 200 && c.method === 'PUT') {
     const id = decodeURIComponent(c.url.split('?')[0]!.split('/').pop()!)
-    records.set(id, { id, etag, unique: uniqueOf(c.body!) })
+    records.set(id, { id, etag, unique: uniqueOf(c.body!), record: response.json() })
   } else if (status === 204) {
     records.delete(decodeURIComponent(c.url.split('/').pop()!))
   }

@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../repositories/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { bookValues } from './input.js'
+import { checkServerSetFields, bookValues } from './input.js'
 import { listPage } from './paging.js'
 
 type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
@@ -35,6 +35,7 @@ export function bookHandlers (books: BookRepository, cursors: CursorCodec, idemp
 
     async updateBook (request, reply) {
       const id = request.params.book_id
+      await checkServerSetFields(request.body, 'book_id', id, () => books.get(id))
       const updated = await books.replace(id, bookValues(request.body), expectedRevisions(request.headers['if-match'], id))
       if (updated === null) throw new NotFoundError('book', id)
       return withEtag(reply, id, updated)

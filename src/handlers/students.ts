@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../repositories/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { studentValues } from './input.js'
+import { checkServerSetFields, studentValues } from './input.js'
 import { listPage } from './paging.js'
 
 type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
@@ -35,6 +35,7 @@ export function studentHandlers (students: StudentRepository, cursors: CursorCod
 
     async updateStudent (request, reply) {
       const id = request.params.student_id
+      await checkServerSetFields(request.body, 'student_id', id, () => students.get(id))
       const updated = await students.replace(id, studentValues(request.body), expectedRevisions(request.headers['if-match'], id))
       if (updated === null) throw new NotFoundError('student', id)
       return withEtag(reply, id, updated)
