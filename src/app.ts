@@ -11,6 +11,7 @@ import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
+import { registerPages } from './pages.js'
 import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
@@ -150,6 +151,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
     })
   })
+  registerPages(app, served, documentHeaders)
   const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {
     await operations.register(openapiGlue, { specification: routedDocument(served), serviceHandlers: handlers, securityHandlers })

@@ -141,11 +141,11 @@ t.test('PUT takes back the book as GET returned it, one field changed; read-only
   const book = (await request({ method: 'POST', url: '/books', payload: dune })).json()
   const url = `/books/${book.book_id}`
   const read = await request({ method: 'GET', url })
-  const changed = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json(), published_year: 1966 } })
+  const changed = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json() as object, published_year: 1966 } })
   t.equal(changed.statusCode, 200, 'the round trip works')
   t.equal(changed.json().published_year, 1966)
   t.equal(changed.json().created_at, book.created_at)
-  const stale = await request({ method: 'PUT', url, payload: { ...read.json(), book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', title: 'Other' } })
+  const stale = await request({ method: 'PUT', url, payload: { ...read.json() as object, book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', title: 'Other' } })
   t.equal(stale.statusCode, 400)
   t.same(stale.json().errors, [
     { detail: `must be the id in the path, ${book.book_id}, or be left out`, pointer: '#/book_id' },

@@ -85,9 +85,9 @@ t.test('PUT takes back the student as GET returned them, with a new status (the 
   const student = (await request({ method: 'POST', url: '/api/students', payload: ada })).json()
   const url = `/api/students/${student.student_id}`
   const read = await request({ method: 'GET', url })
-  const graduated = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json(), status: 'graduated' } })
+  const graduated = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json() as object, status: 'graduated' } })
   t.equal(graduated.statusCode, 200)
   t.match(graduated.json(), { status: 'graduated', enrollment_year: 2025, created_at: student.created_at }, 'nothing else changed')
-  const moved = await request({ method: 'PUT', url, payload: { ...graduated.json(), created_at: '2001-01-01T00:00:00.000Z' } })
+  const moved = await request({ method: 'PUT', url, payload: { ...graduated.json() as object, created_at: '2001-01-01T00:00:00.000Z' } })
   t.same(moved.json().errors, [{ detail: `is set by the server: send ${student.created_at}, the current value, or leave it out`, pointer: '#/created_at' }])
 })
