@@ -21,7 +21,7 @@ t.test('GET / sends a person to Swagger UI and a program to the links it needs',
 })
 
 t.test('every problem type the service sends is listed in openapi.yaml and resolves to a page that explains it', async t => {
-  const listed = (spec['x-problem-types'] as { type: string, title: string, status: number }[])
+  const listed = spec['x-problem-types'] as { type: string, title: string, status: number }[]
   t.ok(sentTypes.length >= 7, `${sentTypes.length} types found in src/`)
   t.same(listed.map(p => p.type).sort(), sentTypes, 'the contract lists exactly the types the source sends')
   const { app } = await build(t)
