@@ -322,7 +322,7 @@ export interface components {
          */
         Problem: {
             /**
-             * @description URI reference naming the kind of problem; `about:blank` when the status says it all.
+             * @description URI reference naming the kind of problem; `about:blank` when the status says it all. Each `/problems/…` type is listed in this document's `x-problem-types` and resolves to a page that explains it.
              * @example /problems/validation-error
              */
             type: string;
