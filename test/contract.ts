@@ -52,7 +52,7 @@ export interface Operation {
 
 /** The spec operation a request goes to, or undefined when the path or the method is not declared. */
 export function operationFor (method: string, url: string): Operation | undefined {
-  const path = url.split('?')[0]!
+  const path = requestedPath(url)
   const template = templates.find(t => t.pattern.test(path))
   const lower = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()
   const operation = template && spec['paths'][template.path][lower]
@@ -63,11 +63,19 @@ export function operationFor (method: string, url: string): Operation | undefine
 const contractHeaders = ['if-match', 'if-none-match', 'idempotency-key']
 
 /** The problems of `res` against the contract, as readable lines (empty when it conforms). */
+/**
+ * The path a request reaches: clients (and app.inject) resolve dot segments, `%2e` included, as
+ * WHATWG URL parsing does, so `/books/..` is a request for `/`.
+ */
+const requestedPath = (url: string): string => new URL(url.split('?')[0]!, 'http://service').pathname
+
 export function contractProblems (method: string, url: string, res: InjectResponse, requestHeaders: Record<string, unknown> = {}): string[] {
   const problems: string[] = []
   const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim()
   const operation = operationFor(method, url)
   let response: { node: Json, pointer: string }
+  // The bare origin is a page for people outside the contract: it leads to the docs.
+  if (operation === undefined && requestedPath(url) === '/' && res.statusCode === 302) return res.headers['location'] === '/docs' ? [] : ['/ does not lead to /docs']
   if (operation === undefined) {
     // Undeclared path or method: the service answers 404 or 405 with a problem.
     if (![404, 405].includes(res.statusCode)) problems.push(`undeclared ${method} ${url} answered ${res.statusCode}`)

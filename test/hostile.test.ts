@@ -89,7 +89,9 @@ t.test('invalid query strings, paths and headers: always a declared 4xx', async 
   const check = async (method: string, url: string, headers: Record<string, string> = {}, expected?: number[]) => {
     const res = await app.inject({ method, url, headers })
     const problems = contractProblems(method, url, res)
-    const ok = problems.length === 0 && (expected === undefined ? res.statusCode >= 400 && res.statusCode < 500 : expected.includes(res.statusCode))
+    // A dot segment resolves away (`/books/..` is a request for `/`, which leads to the docs).
+    const toRoot = new URL(url.split('?')[0]!, 'http://service').pathname === '/'
+    const ok = problems.length === 0 && (expected === undefined ? (res.statusCode >= 400 && res.statusCode < 500) || (toRoot && res.statusCode === 302) : expected.includes(res.statusCode))
     if (!ok) throw new Error(`${method} ${url} ${JSON.stringify(headers)} → ${res.statusCode} ${res.body.slice(0, 200)} ${problems.join('; ')}`)
   }
   const text = fc.string({ unit: 'binary', maxLength: 300 })
