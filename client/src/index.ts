@@ -1,6 +1,6 @@
-// The typed client SDK (`books-students-api/client`): openapi-fetch driven by the types generated from openapi.yaml.
+// The typed client SDK (the npm package books-students-api-client): openapi-fetch driven by the types generated from openapi.yaml.
 import createFetchClient, { type Client } from 'openapi-fetch'
-import type { components, paths } from '../generated/openapi.js'
+import type { components, paths } from './openapi.js'
 
 export type { components, paths }
 export type Book = components['schemas']['Book']
