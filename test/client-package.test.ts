@@ -58,6 +58,7 @@ const setup = [
 
 t.test('the packed client installs, compiles and runs in a new project, as the README says', async t => {
   t.match(snippet, "from 'books-students-api-client'", 'the README shows a snippet that imports the package')
+  t.ok(readFileSync(join(root, 'client/README.md'), 'utf8').includes(snippet), "the package's own README shows the same one")
   for (const command of setup) t.ok(section.includes(command), `the README says: ${command}`)
 
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'bsa-client-')))
