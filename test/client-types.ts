@@ -1,5 +1,5 @@
 // Compile-time proof that the client is typed from openapi.yaml: `tsc --noEmit` fails if any @ts-expect-error line compiles.
-import { type Book, type BookInput, createClient, type Problem, type Student } from '../src/client.js'
+import { type Book, type BookInput, createClient, type Problem, type Student } from '../client/src/index.js'
 
 /** Never run; only type-checked (it is not a *.test.ts file). */
 export async function clientTypeChecks (): Promise<unknown[]> {

@@ -1,6 +1,6 @@
-// The typed client SDK (`books-students-api/client`): openapi-fetch driven by the types generated from openapi.yaml.
+// The typed client SDK (the npm package books-students-api-client): openapi-fetch driven by the types generated from openapi.yaml.
 import createFetchClient, { type Client } from 'openapi-fetch'
-import type { components, paths } from '../generated/openapi.js'
+import type { components, paths } from './openapi.js'
 
 export type { components, paths }
 export type Book = components['schemas']['Book']
@@ -24,15 +24,17 @@ export class ProblemError extends Error {
   }
 }
 
+// Each optional member also takes an explicit `undefined`, so `apiKey: process.env.API_KEY` compiles
+// under `exactOptionalPropertyTypes` (on in the tsconfig that `tsc --init` writes) and means "no key".
 export interface ClientOptions {
   /** Origin (and optional path prefix) of the API, e.g. `https://books.example.org`. */
   baseUrl: string
-  /** Sent on every request as `Authorization: Bearer <apiKey>`. */
-  apiKey?: string
+  /** Sent on every request as `Authorization: Bearer <apiKey>`; none when undefined. */
+  apiKey?: string | undefined
   /** Extra headers for every request. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** A fetch to use instead of the global one (proxies, instrumentation, tests). */
-  fetch?: (input: Request) => Promise<Response>
+  fetch?: ((input: Request) => Promise<Response>) | undefined
 }
 
 export interface BooksStudentsClient extends Client<paths> {
