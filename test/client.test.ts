@@ -3,7 +3,7 @@
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
-import { createClient, type ClientOptions, ProblemError } from '../client/src/index.js'
+import { createClient, type ClientOptions, ProblemError, type StudentReplacement } from '../client/src/index.js'
 import { loadConfig } from '../src/config.js'
 import { ada, adminKey, dune } from './helper.js'
 
@@ -43,6 +43,15 @@ t.test('every operation works through the client on a real socket', async t => {
     body: { name: 'Ada Lovelace', email: 'ada@example.org', status: 'graduated' }
   })
   t.equal(graduated.data!.status, 'graduated')
+
+  // Read, change one field, put it back: a Student as read is a StudentReplacement, in types and on the wire.
+  const read = await client.GET('/api/students/{student_id}', { params: { path: { student_id: student.student_id } } })
+  const back: StudentReplacement = { ...read.data!, status: 'withdrawn' }
+  const withdrawn = await client.PUT('/api/students/{student_id}', {
+    params: { path: { student_id: student.student_id }, header: { 'If-Match': read.response.headers.get('etag')! } },
+    body: back
+  })
+  t.match(withdrawn.data, { status: 'withdrawn', enrollment_year: null, created_at: student.created_at })
 })
 
 t.test('problem answers arrive as typed problem details', async t => {

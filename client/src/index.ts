@@ -5,8 +5,12 @@ import type { components, paths } from './openapi.js'
 export type { components, paths }
 export type Book = components['schemas']['Book']
 export type BookInput = components['schemas']['BookInput']
+/** A PUT body: the writable fields, or a Book as read with fields changed. */
+export type BookReplacement = components['schemas']['BookReplacement']
 export type Student = components['schemas']['Student']
 export type StudentInput = components['schemas']['StudentInput']
+/** A PUT body: the writable fields, or a Student as read with fields changed. */
+export type StudentReplacement = components['schemas']['StudentReplacement']
 /** Every 4xx/5xx body: RFC 9457 problem details. */
 export type Problem = components['schemas']['Problem']
 
