@@ -47,3 +47,24 @@ export function openDatabase (path: string, { synchronous = 'normal', create = t
   return db
 }
 
+/**
+ * Copies the database at `source` (which must exist) to a new file `target` with SQLite's online
+ * backup: a connection of its own, so with WAL the service keeps reading and writing meanwhile.
+ * Returns the number of pages copied.
+ */
+export async function backupDatabase (source: string, target: string, progress: (done: number, total: number) => void): Promise<number> {
+  const db = openExistingDatabase(source)
+  try {
+    db.pragma('busy_timeout = 5000')
+    const { totalPages } = await db.backup(target, {
+      progress ({ totalPages, remainingPages }) {
+        progress(totalPages - remainingPages, totalPages)
+        // Large steps: SQLite restarts a backup whose source changed between steps, so few steps finish under load.
+        return 1000
+      }
+    })
+    return totalPages
+  } finally {
+    db.close()
+  }
+}
