@@ -29,24 +29,36 @@ const usage = `usage: npm run bench -- [options]
                        get-student, mix
   --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR`
 
-const { values: opts } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    scale: { type: 'boolean', default: false },
-    sizes: { type: 'string', default: '1000,100000,1000000' },
-    books: { type: 'string', default: '10000' },
-    runs: { type: 'string' },
-    duration: { type: 'string' },
-    connections: { type: 'string', default: '32' },
-    write: { type: 'boolean', default: false },
-    'no-build': { type: 'boolean', default: false },
-    log: { type: 'string', default: '/dev/null' },
-    'cache-size': { type: 'string' },
-    profile: { type: 'string' },
-    only: { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false }
-  }
-})
+// Bad usage: one line naming the option, exit 2 (parseArgs' and the checks' errors were thrown with a stack).
+function badUsage (message) {
+  console.error(`bench: ${message}\nFor the usage: npm run bench -- --help`)
+  process.exit(2)
+}
+
+let opts
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      scale: { type: 'boolean', default: false },
+      sizes: { type: 'string', default: '1000,100000,1000000' },
+      books: { type: 'string', default: '10000' },
+      runs: { type: 'string' },
+      duration: { type: 'string' },
+      connections: { type: 'string', default: '32' },
+      write: { type: 'boolean', default: false },
+      'no-build': { type: 'boolean', default: false },
+      log: { type: 'string', default: '/dev/null' },
+      'cache-size': { type: 'string' },
+      profile: { type: 'string' },
+      only: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false }
+    }
+  }))
+} catch (error) {
+  // Its first sentence names the option or argument; the rest is a hint about '--' that misleads here.
+  badUsage(error.message.split('. ')[0])
+}
 if (opts.help) {
   console.log(usage)
   process.exit(0)
@@ -54,7 +66,7 @@ if (opts.help) {
 
 const positive = (name, raw) => {
   const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number (got ${raw})`)
+  if (!Number.isFinite(value) || value <= 0) badUsage(`--${name} must be a positive number (got ${raw})`)
   return value
 }
 const settings = {

@@ -1,15 +1,31 @@
 // Generates generated/openapi.d.ts from openapi.yaml; with --check, fails if the committed file is stale.
 import { readFile, writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
 
 const specUrl = new URL('../openapi.yaml', import.meta.url)
 const outUrl = new URL('../generated/openapi.d.ts', import.meta.url)
 const header = '// Generated from openapi.yaml by `npm run generate` (scripts/generate-types.mjs). Do not edit.\n\n'
 
+const usage = `Usage: npm run generate         writes generated/openapi.d.ts from openapi.yaml
+       npm run generate:check   (--check) fails if the committed file is stale, writes nothing`
+let options
+try {
+  ({ values: options } = parseArgs({ options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }))
+} catch (error) {
+  // A mistyped --check must not quietly regenerate the file and pass.
+  console.error(`generate-types: ${error.message.split('. ')[0]}\n${usage}`)
+  process.exit(2)
+}
+if (options.help) {
+  console.log(usage)
+  process.exit(0)
+}
+
 const ast = await openapiTS(specUrl, { alphabetize: false })
 const fresh = header + astToString(ast)
 
-if (process.argv.includes('--check')) {
+if (options.check) {
   const current = await readFile(outUrl, 'utf8').catch(() => '')
   if (current !== fresh) {
     console.error('generated/openapi.d.ts is stale: run `npm run generate` and commit the result.')

@@ -1,25 +1,23 @@
 // npm run backup: a consistent copy of the live database while the service serves writes, and a restore from it.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { runBackup } from '../src/backup-cli.js'
+import { openSqliteRepositories } from '../src/repositories/sqlite.js'
 import { type Book, post, start, stop } from './process.js'
 
 t.setTimeout(60_000)
 
-const script = new URL('../scripts/backup.mjs', import.meta.url).pathname
-
-async function backup (args: string[], databasePath: string | undefined, cwd?: string): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const { DATABASE_PATH, ...env } = process.env
-  const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...env, ...(databasePath && { DATABASE_PATH: databasePath }) } })
+/** runBackup as `npm run backup -- …args` with DATABASE_PATH set to databasePath (or unset). */
+async function backup (args: string[], databasePath: string | undefined): Promise<{ code: number, stdout: string, stderr: string }> {
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', chunk => { stdout += chunk })
-  child.stderr.on('data', chunk => { stderr += chunk })
-  const [code] = await once(child, 'exit')
+  const env = databasePath === undefined ? {} : { DATABASE_PATH: databasePath }
+  const code = await runBackup(args, env, { out: line => { stdout += line + '\n' }, err: line => { stderr += line + '\n' } })
   return { code, stdout, stderr }
 }
 
@@ -59,19 +57,60 @@ t.test('npm run backup copies the live database while writes go on; the copy res
   }
 })
 
-t.test('npm run backup refuses a missing target argument, an existing target, a missing source and an unwritable target', async t => {
+t.test('npm run backup refuses a missing or extra argument, an existing target, a missing source and an unwritable target', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const source = join(dir, 'source.sqlite')
-  new Database(source).close()
+  openSqliteRepositories(source).close()
 
-  const usage = await backup([], source)
-  t.equal(usage.code, 2)
-  t.match(usage.stderr, /^backup: usage: npm run backup -- <file>/)
+  for (const [args, message] of [
+    [[], 'the <file> to write the copy to is needed'],
+    [['a.sqlite', 'b.sqlite'], 'one <file> only, not also "b.sqlite"'],
+    [['--to', 'a.sqlite'], 'unknown option --to']
+  ] as const) {
+    const usage = await backup([...args], source)
+    t.equal(usage.code, 2, args.join(' '))
+    t.equal(usage.stderr.split('\n')[0], `backup: ${message}`)
+    t.equal(usage.stderr.split('\n').slice(1).join('\n'), 'For the usage: npm run backup -- --help\n', 'then where the usage is')
+  }
   const existing = join(dir, 'existing.sqlite')
   writeFileSync(existing, 'keep me')
   t.match(await backup([existing], source), { code: 1, stderr: /already exists; choose a new file/ })
-  t.match(await backup([join(dir, 'out.sqlite')], join(dir, 'absent.sqlite')), { code: 1, stderr: /cannot open .*absent\.sqlite/ })
+  const absent = join(dir, 'absent', 'typo.sqlite')
+  t.same(await backup([join(dir, 'out.sqlite')], absent), {
+    code: 1,
+    stdout: '',
+    stderr: `backup: no database at ${absent} (DATABASE_PATH): start the service once to create it, or correct the path\n`
+  })
+  t.notOk(existsSync(join(dir, 'absent')), 'nothing is created at the mistyped path')
+  t.notOk(existsSync(join(dir, 'out.sqlite')), 'nor a target')
   t.match(await backup([join(dir, 'no', 'such', 'dir.sqlite')], source), { code: 1, stderr: /^backup: failed: / })
-  t.match(await backup(['out.sqlite'], undefined, dir), { code: 1, stderr: /cannot open \.\/data\/books-students\.sqlite/ }, 'the service’s default path')
+  t.match(await backup([join(dir, 'out.sqlite')], undefined), { code: 1, stderr: /^backup: no database at \.\/data\/books-students\.sqlite / }, 'the service’s default path')
+  t.match(await backup([join(dir, 'out.sqlite')], ' spaced'), { code: 1, stderr: /^backup: DATABASE_PATH must not start or end with spaces/ }, 'the service’s own config checks')
+})
+
+t.test('npm run backup -- --help prints the usage and copies nothing', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const args of [['--help'], ['-h'], [join(dir, 'copy.sqlite'), '--help']]) {
+    const result = await backup(args, join(dir, 'absent.sqlite'))
+    t.match(result, { code: 0, stderr: '' }, args.join(' '))
+    t.match(result.stdout, /^Usage: npm run backup -- <file>\n[^]*never overwrites[^]*Exit status: 0 copied, 1 failed, 2 bad usage\.\n$/)
+  }
+  t.notOk(existsSync(join(dir, '--help')), 'no file named --help')
+  t.notOk(existsSync(join(dir, 'copy.sqlite')))
+})
+
+t.test('the backup entry point runs as a process and sets the exit code', async t => {
+  const entry = new URL('../src/backup.ts', import.meta.url).pathname
+  const run = async (...args: string[]) => {
+    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', chunk => { out += chunk })
+    child.stderr.on('data', chunk => { out += chunk })
+    const [code] = await once(child, 'exit')
+    return { code, out }
+  }
+  t.match(await run('--help'), { code: 0, out: /^Usage: npm run backup/ })
+  t.match(await run(), { code: 2, out: /^backup: the <file> to write the copy to is needed/ })
 })

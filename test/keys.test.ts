@@ -1,11 +1,20 @@
 // The key CLI and the first-start admin key, as an operator uses them.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import t from 'tap'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import t, { type Test } from 'tap'
 import { firstAdminKey, parseKey } from '../src/api-keys.js'
 import { runKeys } from '../src/keys-cli.js'
 import { openSqliteRepositories } from '../src/repositories/sqlite.js'
 import { build, tempDatabase } from './helper.js'
+
+/** A database as the service's first start leaves it, which the CLI may open. */
+function serviceDatabase (t: Test): string {
+  const databasePath = tempDatabase(t)
+  openSqliteRepositories(databasePath).close()
+  return databasePath
+}
 
 async function keys (databasePath: string, ...args: string[]): Promise<{ code: number, out: string, err: string }> {
   let out = ''
@@ -15,7 +24,7 @@ async function keys (databasePath: string, ...args: string[]): Promise<{ code: n
 }
 
 t.test('create --quiet prints the key alone; the key works against the service with its scopes only', async t => {
-  const databasePath = tempDatabase(t)
+  const databasePath = serviceDatabase(t)
   const created = await keys(databasePath, 'create', '--scopes', 'books:read,students:read', '--name', 'reporting', '--quiet')
   t.equal(created.code, 0)
   t.match(created.out, /^bsk_[0-9a-f]{16}_[\w-]{43}\n$/)
@@ -27,7 +36,7 @@ t.test('create --quiet prints the key alone; the key works against the service w
 
   const listed = await keys(databasePath, 'list')
   t.equal(listed.code, 0)
-  t.match(listed.out, /^[0-9a-f]{16}\tactive\tbooks:read,students:read\t\S+\treporting\n$/)
+  t.match(listed.out, /^key_id\tstatus\tscopes\tcreated_at\tname\n[0-9a-f]{16}\tactive\tbooks:read,students:read\t\S+\treporting\n$/, 'a header row, then one key a line')
   const { keyId, secret } = parseKey(key)!
   t.notOk(listed.out.includes(secret), 'list never shows a secret')
 
@@ -39,35 +48,78 @@ t.test('create --quiet prints the key alone; the key works against the service w
   const next = await fetch(`${served}/api/students`, { headers: { authorization: `Bearer ${key}` } })
   t.equal(next.status, 401, 'the running service refuses it at once')
   t.match((await keys(databasePath, 'list')).out, /\trevoked \S+\t/)
-  t.match(await keys(databasePath, 'revoke', keyId), { code: 1, err: /No active key has the id/ })
+  t.match(await keys(databasePath, 'revoke', keyId), { code: 1, err: `keys: no active key has the id ${keyId}\n` })
 })
 
 t.test('create without --quiet explains, and duplicates in --scopes collapse', async t => {
-  const databasePath = tempDatabase(t)
+  const databasePath = serviceDatabase(t)
   t.equal((await keys(databasePath, 'list')).out, 'No keys stored.\n')
   const created = await keys(databasePath, 'create', '--scopes', 'books:write, books:write', '--name', 'importer')
   t.equal(created.code, 0)
   t.match(created.out, /^Created key [0-9a-f]{16} "importer" with scopes books:write\.\nThe key is shown this once.*\nbsk_\S+\n$/)
 })
 
-t.test('bad usage exits 2 with a message and the usage', async t => {
-  const databasePath = tempDatabase(t)
-  for (const args of [
-    [],
-    ['rotate'],
-    ['create', '--name', 'x'],
-    ['create', '--name', 'x', '--scopes', 'books:read,admin'],
-    ['create', '--scopes', 'books:read'],
-    ['create', '--scopes', 'books:read', '--name', 'x'.repeat(101)],
-    ['list', 'extra'],
-    ['list', '--colour']
-  ]) {
+t.test('--help, -h and help print the usage on stdout and exit 0, whatever else is given', async t => {
+  for (const args of [['--help'], ['-h'], ['revoke', '--help'], ['create', '--colour', '-h'], ['list', '--name', 'x', '--help']]) {
+    const result = await keys('/nonexistent/never-opened.sqlite', ...args)
+    t.match(result, { code: 0, err: '' }, args.join(' '))
+    t.match(result.out, /^Usage: npm run keys -- <command> \[options\]\n[^]*revoke <key_id>[^]*Exit status: 0 done, 1 failed, 2 bad usage\.\n$/)
+  }
+})
+
+t.test('bad usage exits 2 with one line naming the argument or option at fault, then the usage', async t => {
+  const databasePath = serviceDatabase(t)
+  for (const [args, message] of [
+    [[], 'a command is needed: create, list or revoke'],
+    [['rotate'], 'unknown command "rotate" (the commands are create, list and revoke)'],
+    [['revoke'], 'revoke needs the <key_id> of the key (npm run keys -- list shows them)'],
+    [['revoke', 'a', 'b'], 'revoke takes one <key_id>, not "a" "b"'],
+    [['list', 'extra'], 'list takes no arguments, not "extra"'],
+    [['list', '--colour'], 'unknown option --colour'],
+    [['list', '-x'], 'unknown option -x'],
+    [['list', '--name', 'x'], 'list takes no option --name'],
+    [['create', 'x', '--name', 'x', '--scopes', 'books:read'], 'create takes only options, not "x"'],
+    [['create', '--name', 'x'], 'create needs --scopes, one or more of books:read, books:write, students:read, students:write'],
+    [['create', '--name', 'x', '--scopes', 'books:read,admin'], 'unknown scope admin in --scopes (the scopes are books:read, books:write, students:read, students:write)'],
+    [['create', '--scopes', 'books:read'], 'create needs --name <name>, what the key is for (1 to 100 characters)'],
+    [['create', '--scopes', 'books:read', '--name'], 'option --name needs a value'],
+    [['create', '--scopes', 'books:read', '--name', '--quiet'], 'option --name needs a value'],
+    [['create', '--scopes', 'books:read', '--name', 'x', '--quiet=yes'], 'option --quiet takes no value'],
+    [['create', '--scopes', 'books:read', '--name', 'x'.repeat(101)], '--name must be 1 to 100 characters'],
+    [['create', '--scopes', 'books:read', '--name', ' '], '--name must be 1 to 100 characters']
+  ] as const) {
     const result = await keys(databasePath, ...args)
     t.equal(result.code, 2, args.join(' '))
-    t.match(result.err, /Usage:\n {2}npm run keys -- create/)
+    t.equal(result.err.split('\n')[0], `keys: ${message}`)
+    t.equal(result.err.split('\n').slice(1).join('\n'), 'For the usage: npm run keys -- --help\n', 'then where the usage is')
+    t.equal(result.out, '')
   }
-  t.match(await keys(databasePath, 'create', '--scopes', 'books:read,admin', '--name', 'x'), { err: /unknown: admin/ })
-  t.match(await runKeys(['list'], { LOG_LEVEL: 'loud' }, { out: () => {}, err: line => t.match(line, /^LOG_LEVEL must be/) }), 1)
+  t.equal((await keys(databasePath, 'list')).out, 'No keys stored.\n', 'nothing was written')
+  t.match(await runKeys(['list'], { LOG_LEVEL: 'loud' }, { out: () => {}, err: line => t.match(line, /^keys: LOG_LEVEL must be/) }), 1)
+})
+
+t.test('the CLI never creates a database: a mistyped DATABASE_PATH is one line naming it, exit 1', async t => {
+  const dir = dirname(tempDatabase(t))
+  const typo = join(dir, 'nope', 'typo.sqlite')
+  t.same(await keys(typo, 'create', '--scopes', 'books:read', '--name', 'x'), {
+    code: 1,
+    out: '',
+    err: `keys: no database at ${typo} (DATABASE_PATH): start the service once to create it, or correct the path\n`
+  })
+  t.notOk(existsSync(dirname(typo)), 'neither the file nor its folder was made')
+  t.match(await keys(':memory:', 'list'), { code: 1, err: /^keys: no database at :memory: / })
+
+  const empty = join(dir, 'empty.sqlite')
+  writeFileSync(empty, '')
+  t.same(await keys(empty, 'list'), {
+    code: 1,
+    out: '',
+    err: `keys: ${empty} is not a database of this service (DATABASE_PATH): start the service once to create it, or correct the path\n`
+  })
+  t.equal(readFileSync(empty, 'utf8'), '', 'another file is left as it was, not migrated')
+  const text = join(dir, 'notes.txt')
+  writeFileSync(text, 'not sqlite at all, but long enough for SQLite to read a header and refuse it: '.repeat(4))
+  t.same(await keys(text, 'list'), { code: 1, out: '', err: `keys: cannot open ${text}: file is not a database\n` })
 })
 
 t.test('the first start creates one admin key unless ADMIN_API_KEY is set or a key exists', async t => {
@@ -108,7 +160,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
 })
 
 t.test('the keys entry point runs as a process and sets the exit code', async t => {
-  const databasePath = tempDatabase(t)
+  const databasePath = serviceDatabase(t)
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
     env: { ...process.env, DATABASE_PATH: databasePath },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -126,5 +178,5 @@ t.test('the keys entry point runs as a process and sets the exit code', async t 
   })
   bad.stderr.on('data', chunk => { err += chunk })
   t.equal((await once(bad, 'exit'))[0], 2)
-  t.match(err, /unknown command or arguments: nope/)
+  t.match(err, /^keys: unknown command "nope"/)
 })

@@ -1,5 +1,5 @@
 // Opens the SQLite database with the service's pragmas and brings its schema up to date.
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { migrate } from './migrations.js'
@@ -9,11 +9,33 @@ export type Synchronous = 'normal' | 'full'
 export interface DatabaseOptions {
   /** How hard a commit waits for the disk; see README "Safe writes". */
   synchronous?: Synchronous
+  /**
+   * Whether a missing database is created (the service's first start). The CLIs pass false: a
+   * mistyped path would otherwise get a new, empty database that the service never reads.
+   */
+  create?: boolean
 }
 
-export function openDatabase (path: string, { synchronous = 'normal' }: DatabaseOptions = {}): Database.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path)
+/** The path holds no database of this service. */
+export class NoDatabaseError extends Error {
+  override name = 'NoDatabaseError'
+}
+
+/** Opens a database this service has created before; never creates a file. */
+export function openExistingDatabase (path: string): Database.Database {
+  if (!existsSync(path)) throw new NoDatabaseError(`no database at ${path}`)
+  const db = new Database(path, { fileMustExist: true })
+  // Migration 1 raised it: 0 is an empty file or another program's database, not to be migrated into ours.
+  if (db.pragma('user_version', { simple: true }) === 0) {
+    db.close()
+    throw new NoDatabaseError(`${path} is not a database of this service`)
+  }
+  return db
+}
+
+export function openDatabase (path: string, { synchronous = 'normal', create = true }: DatabaseOptions = {}): Database.Database {
+  if (create && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = create ? new Database(path) : openExistingDatabase(path)
   // WAL lets readers (and `npm run backup`) run beside the writer. A commit is in the WAL file before
   // the call returns, so with synchronous=NORMAL it survives a crash or kill -9 of this process (the OS
   // holds the pages), though not a power cut; FULL fsyncs the WAL on every commit and survives that too.
@@ -23,4 +45,26 @@ export function openDatabase (path: string, { synchronous = 'normal' }: Database
   db.pragma('busy_timeout = 5000')
   migrate(db)
   return db
+}
+
+/**
+ * Copies the database at `source` (which must exist) to a new file `target` with SQLite's online
+ * backup: a connection of its own, so with WAL the service keeps reading and writing meanwhile.
+ * Returns the number of pages copied.
+ */
+export async function backupDatabase (source: string, target: string, progress: (done: number, total: number) => void): Promise<number> {
+  const db = openExistingDatabase(source)
+  try {
+    db.pragma('busy_timeout = 5000')
+    const { totalPages } = await db.backup(target, {
+      progress ({ totalPages, remainingPages }) {
+        progress(totalPages - remainingPages, totalPages)
+        // Large steps: SQLite restarts a backup whose source changed between steps, so few steps finish under load.
+        return 1000
+      }
+    })
+    return totalPages
+  } finally {
+    db.close()
+  }
 }

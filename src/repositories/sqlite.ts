@@ -422,6 +422,9 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
 }
 
 /** The repositories at the configured database with the configured durability, for every process that opens it. */
-export function openConfiguredRepositories (config: Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize'>): Repositories {
-  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize })
+export function openConfiguredRepositories (
+  config: Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize'>,
+  { create }: Pick<DatabaseOptions, 'create'> = {}
+): Repositories {
+  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize, create })
 }
