@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
+import { clientErrorHandler } from '../src/problems.js'
 import { adminKey, build } from './helper.js'
 
 async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ port: number, origin: string }> {
@@ -109,4 +110,23 @@ t.test('connections beyond MAX_CONNECTIONS are dropped; those already open are u
   t.match(await first.closed, /HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 200 /, 'an open connection is still served')
   second.socket.destroy()
   await second.closed
+})
+
+t.test('a refusal before routing is written only to a socket that can still take it', async t => {
+  const written: string[] = []
+  const socket = (state: { destroyed?: boolean, writable?: boolean }) => {
+    let destroyed = 0
+    const fake = { ...state, write: (text: string) => written.push(text), destroy: () => { destroyed++ } }
+    return { fake: fake as unknown as Socket, destroyed: () => destroyed }
+  }
+  const reset = socket({ writable: true })
+  clientErrorHandler(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), reset.fake)
+  const gone = socket({ destroyed: true, writable: true })
+  clientErrorHandler(new Error('late'), gone.fake)
+  t.same(written, [], 'nothing is written to a reset or destroyed connection')
+  t.equal(reset.destroyed() + gone.destroyed(), 0, 'and nothing more is done with it')
+  const halfClosed = socket({ writable: false })
+  clientErrorHandler(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), halfClosed.fake)
+  t.same(written, [], 'a socket that cannot be written is not written')
+  t.equal(halfClosed.destroyed(), 1, 'but it is closed')
 })
