@@ -28,7 +28,7 @@ function page ({ type, title, status, description }: ProblemType): string {
 
 /** Registers `/` and `/problems/{name}`; `headers` are the security headers for HTML pages. */
 export function registerPages (app: FastifyInstance, served: OpenApiDocument, headers: Readonly<Record<string, string>>): void {
-  const problemTypes = (served['x-problem-types'] ?? []) as ProblemType[]
+  const problemTypes = served['x-problem-types'] as ProblemType[]
   const pages = new Map(problemTypes.map(problemType => [problemType.type.replace('/problems/', ''), page(problemType)]))
 
   // A person who opens the bare origin is sent to Swagger UI; a program reading the body finds the links.
