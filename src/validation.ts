@@ -14,6 +14,8 @@ const common: Options = {
 function ajv (options: Options): Ajv {
   const instance = new Ajv({ ...common, ...options })
   addFormats.default(instance)
+  // The contract's deprecation dates (README.md, Versioning) annotate body fields; they validate nothing.
+  instance.addKeyword('x-deprecated-at').addKeyword('x-sunset')
   return instance
 }
 
