@@ -2,6 +2,7 @@
 import t from 'tap'
 import { deprecationProblems, routeDeprecation } from '../src/deprecation.js'
 import { type OpenApiDocument, type Operation, readContract } from '../src/openapi-document.js'
+import { validatorAt } from './contract.js'
 import { ada, build, dune } from './helper.js'
 
 type Json = Record<string, any>
@@ -40,6 +41,9 @@ t.test('a deprecated operation answers with Deprecation, Sunset and a deprecatio
   t.equal(Date.parse(sunset) / 1000, seconds('2027-06-01T00:00:00Z'))
   t.ok(Date.parse(sunset) / 1000 >= Number(String(empty.headers['deprecation']).slice(1)), 'Sunset is not before Deprecation')
   t.equal(empty.headers['link'], '</docs#/books/listBooks>; rel="deprecation"; type="text/html"')
+  for (const [header, name] of [['deprecation', 'Deprecation'], ['sunset', 'Sunset'], ['link', 'DeprecationLink']] as const) {
+    t.ok(validatorAt(`#/components/headers/${name}/schema`)(empty.headers[header]), `${header} as components/headers/${name} declares it`)
+  }
 
   for (const isbn of ['978-0-441-01359-3', '978-0-14-044913-6']) t.equal((await api.request({ method: 'POST', url: '/books', payload: { title: 'T', author: 'A', isbn } })).statusCode, 201)
   const page = await api.request({ url: '/books?limit=1' })
