@@ -634,6 +634,12 @@ export interface components {
         Location: string;
         /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&cursor=…>; rel="next"`. Same URL as `next_cursor` implies. */
         Link: string;
+        /** @description RFC 9745: this operation, or a parameter or body field the request used, is deprecated (`deprecated: true`) since this moment, given as a structured-field date (`@` and Unix seconds); it may be in the future. The `rel="deprecation"` link says what replaces it. Sent only by deprecated operations, and for a deprecated parameter or field only when the request uses it. */
+        Deprecation: string;
+        /** @description RFC 8594: from this moment (an HTTP-date, never before `Deprecation`) the deprecated operation, parameter or field may stop working. Absent while no date is set. */
+        Sunset: string;
+        /** @description RFC 8288 link to the notes of a deprecation, sent as `Link` beside `Deprecation`: `</docs#/<tag>/<operationId>>; rel="deprecation"; type="text/html"`, the operation in Swagger UI, whose description names the replacement and the dates. On a page of a list it follows the `rel="next"` link, comma-separated. */
+        DeprecationLink: string;
         /** @description The quota that applies to this caller (draft-ietf-httpapi-ratelimit-headers-11): `"keyed"` for calls with an API key, `"anonymous"` for the others, with `q` requests per `w` seconds. */
         RateLimitPolicy: string;
         /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers-11): `r` requests remaining, `t` seconds until the window resets. */

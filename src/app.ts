@@ -9,6 +9,7 @@ import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
+import { announceDeprecations } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { registerPages } from './pages.js'
@@ -128,7 +129,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       origin: config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['authorization', 'content-type', 'accept', 'x-request-id'],
-      exposedHeaders: ['location', 'link', 'ratelimit', 'ratelimit-policy', 'retry-after', 'x-request-id'],
+      exposedHeaders: ['location', 'link', 'deprecation', 'sunset', 'ratelimit', 'ratelimit-policy', 'retry-after', 'x-request-id'],
       maxAge: 600
     })
   }
@@ -154,6 +155,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   registerPages(app, served, documentHeaders)
   const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
   await registerOperations(app, async operations => {
+    operations.addHook('onRoute', announceDeprecations)
     await operations.register(openapiGlue, { specification: routedDocument(served), serviceHandlers: handlers, securityHandlers })
   })
   return app

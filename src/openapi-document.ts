@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import type { Config } from './config.js'
+import { deprecationProblems, type RouteDeprecation, routeDeprecation } from './deprecation.js'
 
 /** The contract, found from src/ and dist/ alike. */
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
@@ -55,20 +56,30 @@ export function servedDocument (document: OpenApiDocument, config: Pick<Config, 
 export interface RouteConfig {
   /** The served document leaves the operation open to anonymous callers. */
   openToAnonymous?: boolean
+  /** What the operation, its parameters or its body fields have deprecated (announced by src/deprecation.ts). */
+  deprecation?: RouteDeprecation
 }
 
 /**
  * The copy of the served document that fastify-openapi-glue routes. The glue would pass an
  * anonymous alternative (`- {}`) without calling any handler, so a bad key sent to an open
  * operation would go unchecked: the alternative is dropped and marked in the route's config
- * instead, where bearerAuth reads it.
+ * instead, where bearerAuth reads it. Deprecations go to the route's config too, and a contract
+ * that declares one half-way (no date, a sunset too soon) is refused.
  */
 export function routedDocument (served: OpenApiDocument): OpenApiDocument {
+  const problems = deprecationProblems(served)
+  if (problems.length > 0) throw new Error(`The contract declares deprecations half-way (README.md, Versioning):\n${problems.join('\n')}`)
   const copy = structuredClone(served)
-  for (const { operation } of operationsOf(copy)) {
-    if (operation.security?.some(isAnonymous) !== true) continue
-    operation.security = operation.security.filter(r => !isAnonymous(r))
-    operation['x-fastify-config'] = { openToAnonymous: true } satisfies RouteConfig
+  for (const { path, operation } of operationsOf(copy)) {
+    const config: RouteConfig = {}
+    if (operation.security?.some(isAnonymous) === true) {
+      operation.security = operation.security.filter(r => !isAnonymous(r))
+      config.openToAnonymous = true
+    }
+    const deprecation = routeDeprecation(copy, path, operation)
+    if (deprecation !== undefined) config.deprecation = deprecation
+    if (Object.keys(config).length > 0) operation['x-fastify-config'] = config
   }
   return copy
 }

@@ -17,6 +17,8 @@ function ajv (options: Options): Ajv {
   addFormats.default(instance)
   // The contract's own format: the check digit JSON Schema cannot state (openapi.yaml explains it).
   instance.addFormat('isbn', { type: 'string', validate: isIsbn })
+  // The contract's deprecation dates (README.md, Versioning) annotate body fields; they validate nothing.
+  instance.addKeyword('x-deprecated-at').addKeyword('x-sunset')
   return instance
 }
 
