@@ -17,7 +17,12 @@ const root = projectRoot
 /** The entries of contract/compatible-changes.yaml for `version`: { path, property, reason }. */
 function reviewedCompatible (folder, version) {
   const text = readIfPresent(join(folder, 'contract', 'compatible-changes.yaml'))
-  const entries = text === undefined ? [] : parse(text)?.[version] ?? []
+  let entries = []
+  try {
+    entries = text === undefined ? [] : parse(text)?.[version] ?? []
+  } catch (error) {
+    fail(`contract/compatible-changes.yaml is not valid YAML: ${error.message.split('\n')[0]}`)
+  }
   for (const entry of entries) {
     if (typeof entry.path !== 'string' || typeof entry.reason !== 'string' || entry.reason.length < 20) {
       fail(`contract/compatible-changes.yaml: each entry for ${version} needs a path and a reason that says why no client can notice.`)

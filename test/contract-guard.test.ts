@@ -42,6 +42,8 @@ interface Project {
   version: string
   /** client/package.json's version; no client package when absent. */
   clientVersion?: string
+  /** contract/compatible-changes.yaml's text; none when absent. */
+  compatible?: string
 }
 
 /** A project folder holding just what the guard reads, removed when `t` ends. */
@@ -56,6 +58,7 @@ function project (t: Test, files: Project): string {
   for (const [version, text] of Object.entries(files.releases)) write(`contract/releases/${version}.yaml`, text)
   write('CHANGELOG.md', '# Changelog\n\n' + files.changelog.map(v => `## ${v} — 2026-11-23\n\n- changes\n`).join('\n'))
   write('package.json', JSON.stringify({ name: 'fixture', version: files.version }))
+  if (files.compatible !== undefined) write('contract/compatible-changes.yaml', files.compatible)
   if (files.clientVersion !== undefined) write('client/package.json', JSON.stringify({ name: 'fixture-client', version: files.clientVersion }))
   return dir
 }
@@ -105,6 +108,24 @@ t.test('the guard fails on a breaking change with a minor bump, and passes it wi
   const bumped = await guard(project(t, { contract: major, releases: { '1.0.0': v1, '2.0.0': major }, changelog: ['1.0.0', '2.0.0'], version: '2.0.0' }))
   t.equal(bumped.code, 0, bumped.output)
   t.match(bumped.output, /against 1\.0\.0: 1 major/)
+})
+
+t.test('a major change reviewed as compatible, with its reason, counts as minor; an entry that matches nothing fails', async t => {
+  const v1 = contractAt(t, '1.0.0')
+  const minor = contractAt(t, '1.1.0', removeDelete)
+  const files = { contract: minor, releases: { '1.0.0': v1, '1.1.0': minor }, changelog: ['1.0.0', '1.1.0'], version: '1.1.0' }
+  const reason = 'a test fixture, the operation answered 404 for every id, so no client used it'
+  const listed = await guard(project(t, { ...files, compatible: `1.1.0:\n  - path: /paths/~1books~1{book_id}/delete\n    reason: ${reason}\n` }))
+  t.equal(listed.code, 0, listed.output)
+  t.match(listed.output, `reviewed as compatible: #/paths/~1books~1{book_id}/delete (undefined): ${reason}`)
+  const unreasoned = await guard(project(t, { ...files, compatible: '1.1.0:\n  - path: /paths/~1books~1{book_id}/delete\n    reason: fine\n' }))
+  t.equal(unreasoned.code, 1)
+  t.match(unreasoned.output, /needs a path and a reason/)
+  const stale = await guard(project(t, { ...files, contract: v1, releases: { '1.0.0': v1 }, changelog: ['1.0.0'], version: '1.0.0', compatible: `1.0.0:\n  - path: /paths/~1nothing\n    reason: ${reason}\n` }))
+  t.equal(stale.code, 0, 'the first release has nothing to compare, so nothing to review')
+  const unmatched = await guard(project(t, { ...files, compatible: `1.1.0:\n  - path: /paths/~1books~1{book_id}/delete\n    reason: ${reason}\n  - path: /paths/~1nothing\n    reason: ${reason}\n` }))
+  t.equal(unmatched.code, 1)
+  t.match(unmatched.output, /lists \/paths\/~1nothing .* but no such major change exists/)
 })
 
 t.test('the guard fails on an additive change with a patch bump, and passes it with a minor one', async t => {
@@ -202,7 +223,7 @@ t.test('the Redocly ruleset fails on each rule the contract relies on', async t 
     ['      operationId: getBook\n', ''],
     ['    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      headers:\n        RateLimit-Policy:\n          $ref: \'#/components/headers/RateLimitPolicy\'\n        RateLimit:\n          $ref: \'#/components/headers/RateLimit\'\n      content:\n        application/problem+json:',
       '    NotAcceptable:\n      description: The `Accept` header rules out JSON.\n      headers:\n        RateLimit-Policy:\n          $ref: \'#/components/headers/RateLimitPolicy\'\n        RateLimit:\n          $ref: \'#/components/headers/RateLimit\'\n      content:\n        application/json:'],
-    ['          published_year: 1965\n    Book:', "          published_year: '1965'\n    Book:"],
+    ['          published_year: 1965\n    BookReplacement:', "          published_year: '1965'\n    BookReplacement:"],
     ['  schemas:\n', '  schemas:\n    Unused:\n      type: string\n']
   ))
   const { code, output } = await run(join(root, 'node_modules/.bin/redocly'),
