@@ -48,7 +48,11 @@ const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, asy
 // shutdown that hangs, and a supervisor's SIGKILL ends it at once.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (closing) return
+    if (closing) {
+      // Said at warn: an operator who pressed Ctrl-C twice learns why the process is still draining.
+      app.log.warn({ signal }, 'already shutting down: the repeated signal is ignored while requests finish')
+      return
+    }
     signalled = signal
     grace.close()
   })

@@ -61,6 +61,7 @@ t.test('SIGTERM under load: the request in flight completes (a repeated signal t
   t.equal(running.child.exitCode, null, 'while the in-flight request keeps the server up')
   // Ctrl-C on `npm start` reaches the server twice (the terminal's and npm's forward): a repeat is no order to quit now.
   running.child.kill('SIGINT')
+  await until(() => running.output().includes('the repeated signal is ignored'))
 
   slow.end(body)
   const [res] = await answered

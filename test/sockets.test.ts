@@ -129,4 +129,7 @@ t.test('a refusal before routing is written only to a socket that can still take
   clientErrorHandler(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), halfClosed.fake)
   t.same(written, [], 'a socket that cannot be written is not written')
   t.equal(halfClosed.destroyed(), 1, 'but it is closed')
+  const open = socket({ writable: true })
+  clientErrorHandler(new Error('a parser error without a code'), open.fake)
+  t.match(written, [/^HTTP\/1\.1 400 Bad Request\r\n[^]*"detail":"The request is not valid HTTP\/1\.1"/], 'an unnamed error is a plain 400 problem')
 })

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import type { FastifyRequest } from 'fastify'
 import { validatorCompiler } from '../src/validation.js'
+import { validationError } from '../src/problem-details.js'
 import { openDatabase } from '../src/db/database.js'
 import { migrate, migrations } from '../src/db/migrations.js'
 import { CursorCodec } from '../src/cursor.js'
@@ -110,4 +112,11 @@ t.test('openDatabase flushes every commit to disk with synchronous full, and not
   const normal = openDatabase(join(dir, 'normal.sqlite'))
   t.equal(normal.pragma('synchronous', { simple: true }), 1, 'NORMAL')
   normal.close()
+})
+
+t.test('validation issues without words of their own keep the validator\'s message, never an empty one', async t => {
+  const request = { params: {}, url: '/books' } as unknown as FastifyRequest
+  const issue = (keyword: string, params: Record<string, unknown>, message: string, instancePath: string) => ({ keyword, params, message, instancePath, schemaPath: '#' })
+  const error = validationError([issue('format', { format: 'date-time' }, 'must match format "date-time"', '/when'), issue('multipleOf', { multipleOf: 2 }, 'must be multiple of 2', '/count')], 'body', request)
+  t.same(error.errors, [{ detail: 'must be date-time', pointer: '#/when' }, { detail: 'must be multiple of 2', pointer: '#/count' }])
 })
