@@ -32,8 +32,6 @@ const formatMeanings: Record<string, string> = {
   email: 'must be an email address'
 }
 
-const characters = (n: unknown): string => n === 1 ? '1 character' : `${String(n)} characters`
-
 /** The member an issue is about (its JSON Pointer below the part) and what is wrong with it, in words. */
 function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: string } {
   const params = issue.params as Record<string, any>
@@ -48,13 +46,13 @@ function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: 
         detail: part === 'body' ? 'is not a field of this resource' : 'is not a known parameter'
       }
     case 'type':
-      return { path, detail: `must be ${String(params['type']).split(',').map(type => typeNames[type] ?? type).join(' or ')}` }
+      return { path, detail: `must be ${String(params['type']).split(',').map(type => typeNames[type]).join(' or ')}` }
     case 'enum':
       return { path, detail: `must be one of: ${(params['allowedValues'] as unknown[]).join(', ')}` }
     case 'minLength':
-      return { path, detail: params['limit'] === 1 ? 'must not be empty' : `must be at least ${characters(params['limit'])} long` }
+      return { path, detail: params['limit'] === 1 ? 'must not be empty' : `must be at least ${String(params['limit'])} characters long` }
     case 'maxLength':
-      return { path, detail: `must be at most ${characters(params['limit'])} long` }
+      return { path, detail: `must be at most ${String(params['limit'])} characters long` }
     case 'minimum':
       return { path, detail: `must be ${String(params['limit'])} or more` }
     case 'maximum':
@@ -113,7 +111,7 @@ export function requestErrorDetail (error: FastifyError, request: FastifyRequest
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return 'The request body must be application/json'
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return `The request body is larger than the ${request.routeOptions.bodyLimit ?? 'accepted'} bytes this server accepts`
+      return `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this server accepts`
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return 'The request body is empty; send a JSON object'
     default:

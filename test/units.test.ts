@@ -117,6 +117,10 @@ t.test('openDatabase flushes every commit to disk with synchronous full, and not
 t.test('validation issues without words of their own keep the validator\'s message, never an empty one', async t => {
   const request = { params: {}, url: '/books' } as unknown as FastifyRequest
   const issue = (keyword: string, params: Record<string, unknown>, message: string, instancePath: string) => ({ keyword, params, message, instancePath, schemaPath: '#' })
-  const error = validationError([issue('format', { format: 'date-time' }, 'must match format "date-time"', '/when'), issue('multipleOf', { multipleOf: 2 }, 'must be multiple of 2', '/count')], 'body', request)
-  t.same(error.errors, [{ detail: 'must be date-time', pointer: '#/when' }, { detail: 'must be multiple of 2', pointer: '#/count' }])
+  const error = validationError([issue('format', { format: 'date-time' }, 'must match format "date-time"', '/when'), issue('multipleOf', { multipleOf: 2 }, 'must be multiple of 2', '/count'), issue('pattern', { pattern: '^x$' }, 'must match pattern "^x$"', '/code')], 'body', request)
+  t.same(error.errors, [
+    { detail: 'must be date-time', pointer: '#/when' },
+    { detail: 'must be multiple of 2', pointer: '#/count' },
+    { detail: 'is not in the form this field takes (see its description in openapi.yaml)', pointer: '#/code' }
+  ])
 })
