@@ -1,6 +1,6 @@
 // API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { ApiKeyRepository } from './repositories/types.js'
+import type { ApiKeyRepository } from './storage/types.js'
 
 export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write'] as const
 export type Scope = typeof allScopes[number]

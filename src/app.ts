@@ -19,9 +19,9 @@ import { registerOperations } from './protocol.js'
 import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { RateLimiter, rateLimit } from './rate-limit.js'
-import { openConfiguredRepositories } from './repositories/sqlite.js'
+import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
-import type { Repositories } from './repositories/types.js'
+import type { Repositories } from './storage/types.js'
 import { validatorCompiler } from './validation.js'
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
@@ -39,7 +39,7 @@ export interface AppDependencies {
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
-  const repositories = dependencies.repositories ?? openConfiguredRepositories(config)
+  const repositories = dependencies.repositories ?? await openConfiguredRepositories(config)
   const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))

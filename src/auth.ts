@@ -5,7 +5,7 @@ import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-k
 import type { Config } from './config.js'
 import { ApiError } from './errors.js'
 import type { RouteConfig } from './openapi-document.js'
-import type { ApiKeyRepository } from './repositories/types.js'
+import type { ApiKeyRepository } from './storage/types.js'
 
 export type Caller =
   | { kind: 'key', keyId: string, scopes: readonly Scope[] }

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs'
 import { type Io, parseCommandLine, UsageError } from './cli-args.js'
 import { type ConfigError, defaults, loadConfig } from './config.js'
-import { backupDatabase, NoDatabaseError } from './db/database.js'
+import { backupDatabase, NoDatabaseError } from './storage/sqlite/database.js'
 
 const usage = `Usage: npm run backup -- <file>
 

@@ -1,5 +1,5 @@
 // The service's configuration: one typed value, read from the environment and validated once at start.
-import type { Synchronous } from './db/database.js'
+import type { Synchronous } from './storage/sqlite/database.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const logLevels: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -9,15 +9,28 @@ export interface Config {
   port: number
   /** Interface to bind (`HOST`); loopback by default so nothing is exposed by accident. */
   host: string
-  /** SQLite file (`DATABASE_PATH`), or `:memory:` for a throw-away database. */
+  /** SQLite file (`DATABASE_PATH`, or `DATABASE_URL` when it is a path), or `:memory:` for a throw-away database. */
   databasePath: string
+  /** PostgreSQL to use instead of SQLite (`DATABASE_URL=postgres://…`); null keeps SQLite. */
+  postgresUrl: string | null
+  /** Connections each node's PostgreSQL pool may open (`PG_POOL_MAX`), beside the group-commit and notification ones. */
+  pgPoolMax: number
+  /** Milliseconds to wait for a PostgreSQL connection (`PG_CONNECT_TIMEOUT_MS`), at start and from the pool. */
+  pgConnectTimeout: number
+  /** Milliseconds a PostgreSQL statement may run before it is cancelled (`PG_STATEMENT_TIMEOUT_MS`). */
+  pgStatementTimeout: number
+  /** Milliseconds a node may answer from its API-key cache (`API_KEY_CACHE_TTL_MS`): how long a revocation takes to reach every node. */
+  apiKeyCacheTtl: number
   /** pino log level (`LOG_LEVEL`). */
   logLevel: LogLevel
   /** Largest accepted request body in bytes (`BODY_LIMIT`). */
   bodyLimit: number
   /** SQLite synchronous mode (`DATABASE_SYNCHRONOUS`): `normal` survives a process crash, `full` also a power loss. */
   databaseSynchronous: Synchronous
-  /** Records of each table kept in memory for reads (`RECORD_CACHE_SIZE`); 0 reads every one from the file. */
+  /**
+   * Records of each table kept in memory for reads (`RECORD_CACHE_SIZE`); 0 reads every one from the
+   * database. Off by default on PostgreSQL, where another node may have written since.
+   */
   recordCacheSize: number
   /** How long an Idempotency-Key and its response are kept (`IDEMPOTENCY_TTL_SECONDS`). */
   idempotencyTtlSeconds: number
@@ -50,6 +63,11 @@ export const defaults: Readonly<Config> = {
   port: 3000,
   host: '127.0.0.1',
   databasePath: './data/books-students.sqlite',
+  postgresUrl: null,
+  pgPoolMax: 10,
+  pgConnectTimeout: 2_000,
+  pgStatementTimeout: 5_000,
+  apiKeyCacheTtl: 2_000,
   logLevel: 'info',
   bodyLimit: 64 * 1024,
   databaseSynchronous: 'normal',
@@ -121,6 +139,29 @@ function rateLimit (env: Env, name: string, fallback: RateLimit): RateLimit {
   return { requests, seconds }
 }
 
+/** Where the data lives: `DATABASE_URL` (a path or a postgres:// URL) wins over `DATABASE_PATH`. */
+function database (env: Env): Pick<Config, 'databasePath' | 'postgresUrl'> {
+  const path = text(env, 'DATABASE_PATH', defaults.databasePath)
+  const url = text(env, 'DATABASE_URL', '')
+  if (url === '') return { databasePath: path, postgresUrl: null }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // pg parses the URL itself; this only refuses one it would misread, naming the variable.
+    if (!URL.canParse(url)) {
+      throw new ConfigError(`DATABASE_URL is not a valid URL (got ${JSON.stringify(maskPassword(url))})`)
+    }
+    return { databasePath: path, postgresUrl: url }
+  }
+  if (/^[a-z][\w+.-]*:\/\//i.test(url)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL or a SQLite file path (got ${JSON.stringify(maskPassword(url))})`)
+  }
+  return { databasePath: url.replace(/^file:/, ''), postgresUrl: null }
+}
+
+/** The URL with its password replaced, for messages and logs. */
+export function maskPassword (url: string): string {
+  return url.replace(/^([a-z][\w+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
+}
+
 function adminApiKey (env: Env): string | null {
   const raw = text(env, 'ADMIN_API_KEY', '')
   if (raw === '') return null
@@ -149,14 +190,19 @@ function origins (env: Env): string[] {
  * environment, which wins over the defaults. Throws a ConfigError on the first unusable value.
  */
 export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
+  const storage = database(env)
   const config: Config = {
     port: integer(env, 'PORT', 0, 65535, defaults.port),
     host: text(env, 'HOST', defaults.host),
-    databasePath: text(env, 'DATABASE_PATH', defaults.databasePath),
+    ...storage,
+    pgPoolMax: integer(env, 'PG_POOL_MAX', 1, 1000, defaults.pgPoolMax),
+    pgConnectTimeout: integer(env, 'PG_CONNECT_TIMEOUT_MS', 100, 600_000, defaults.pgConnectTimeout),
+    pgStatementTimeout: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 100, 3_600_000, defaults.pgStatementTimeout),
+    apiKeyCacheTtl: integer(env, 'API_KEY_CACHE_TTL_MS', 0, 600_000, defaults.apiKeyCacheTtl),
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 1024, 16 * 1024 * 1024, defaults.bodyLimit),
     databaseSynchronous: synchronous(env),
-    recordCacheSize: integer(env, 'RECORD_CACHE_SIZE', 0, 1_000_000, defaults.recordCacheSize),
+    recordCacheSize: integer(env, 'RECORD_CACHE_SIZE', 0, 1_000_000, storage.postgresUrl === null ? defaults.recordCacheSize : 0),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 60, 30 * 24 * 60 * 60, defaults.idempotencyTtlSeconds),
     adminApiKey: adminApiKey(env),
     publicBookReads: boolean(env, 'PUBLIC_BOOK_READS', defaults.publicBookReads),

@@ -2,9 +2,9 @@
 import { allScopes, createKey, isScope, type Scope } from './api-keys.js'
 import { type Io, parseCommandLine, UsageError } from './cli-args.js'
 import { type ConfigError, defaults, loadConfig } from './config.js'
-import { NoDatabaseError } from './db/database.js'
-import { openConfiguredRepositories } from './repositories/sqlite.js'
-import type { Repositories } from './repositories/types.js'
+import { NoDatabaseError } from './storage/sqlite/database.js'
+import { openConfiguredRepositories } from './storage/open.js'
+import type { Repositories } from './storage/types.js'
 
 const usage = `Usage: npm run keys -- <command> [options]
 
@@ -121,7 +121,7 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
   }
   let repositories
   try {
-    repositories = openConfiguredRepositories(config, { create: false })
+    repositories = await openConfiguredRepositories(config, { create: false })
   } catch (error) {
     io.err(error instanceof NoDatabaseError
       ? `keys: ${error.message} (DATABASE_PATH): start the service once to create it, or correct the path`
@@ -131,6 +131,6 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
   try {
     return await execute(request, repositories, io)
   } finally {
-    repositories.close()
+    await repositories.close()
   }
 }

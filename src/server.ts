@@ -5,7 +5,7 @@ import pino from 'pino'
 import { firstAdminKey } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
-import { openConfiguredRepositories } from './repositories/sqlite.js'
+import { openConfiguredRepositories } from './storage/open.js'
 
 function fail (message: string): never {
   console.error(`books-students-api: ${message}`)
@@ -26,7 +26,7 @@ try {
 const logStream = pino.destination({ dest: 1, sync: true })
 
 const { app, firstKey } = await (async () => {
-  const repositories = openConfiguredRepositories(config)
+  const repositories = await openConfiguredRepositories(config)
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   return { app: await buildApp(config, { repositories, logStream }), firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))

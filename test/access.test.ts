@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import { allScopes, createKey, parseKey, type Scope } from '../src/api-keys.js'
 import { registerOperations } from '../src/protocol.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { ada, adminKey, build, dune, tempDatabase } from './helper.js'
 import { spec } from './contract.js'
 

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { runBackup } from '../src/backup-cli.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { type Book, post, start, stop } from './process.js'
 
 t.setTimeout(60_000)
@@ -61,7 +61,7 @@ t.test('npm run backup refuses a missing or extra argument, an existing target, 
   const dir = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const source = join(dir, 'source.sqlite')
-  openSqliteRepositories(source).close()
+  await openSqliteRepositories(source).close()
 
   for (const [args, message] of [
     [[], 'the <file> to write the copy to is needed'],

@@ -1,6 +1,6 @@
 // The read cache (RECORD_CACHE_SIZE): never a stale answer, whoever wrote to the file.
 import t, { type Test } from 'tap'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { adminKey, ada, build, dune, tempDatabase } from './helper.js'
 
 /** The service on a real port, and a GET over a socket, as a client after another process's write would send it. */

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { Response as InjectResponse } from 'light-my-request'
 import t, { type Test } from 'tap'
 import { createKey } from '../src/api-keys.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { spec } from './contract.js'
 import { adminKey, build, dune, type TestApi } from './helper.js'
 

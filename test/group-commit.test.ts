@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
-import type { BookValues } from '../src/repositories/types.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import type { BookValues } from '../src/storage/types.js'
 
 const book = (title: string, isbn: string | null = null): BookValues => ({ title, author: 'A', isbn, published_year: null })
 
@@ -15,9 +15,9 @@ function onFile (t: Test) {
   const path = join(dir, 'data.sqlite')
   const repositories = openSqliteRepositories(path)
   const other = new Database(path)
-  t.teardown(() => {
+  t.teardown(async () => {
     other.close()
-    repositories.close()
+    await repositories.close()
     rmSync(dir, { recursive: true, force: true })
   })
   return { repositories, other }
@@ -71,7 +71,7 @@ t.test('a write that ends the whole transaction fails the batch, and no later wr
 t.test('closing the repositories commits the writes still waiting for their batch', async t => {
   const { repositories, other } = onFile(t)
   const pending = repositories.books.create(book('last'))
-  repositories.close()
+  await repositories.close()
   t.equal((await pending).record.title, 'last')
   t.same(other.prepare('SELECT title FROM books').pluck().all(), ['last'])
 })

@@ -1,7 +1,7 @@
 // Idempotent creates: a retried POST with the same Idempotency-Key replays the first response and creates nothing.
 import t from 'tap'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
-import type { Repositories } from '../src/repositories/types.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import type { Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/api-keys.js'
 import { build, ada, dune } from './helper.js'
 

@@ -6,13 +6,14 @@ import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
 import { firstAdminKey, parseKey } from '../src/api-keys.js'
 import { runKeys } from '../src/keys-cli.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, tempDatabase } from './helper.js'
 
 /** A database as the service's first start leaves it, which the CLI may open. */
 function serviceDatabase (t: Test): string {
   const databasePath = tempDatabase(t)
-  openSqliteRepositories(databasePath).close()
+  // SQLite closes synchronously: the file is whole once close() returns.
+  openSqliteRepositories(databasePath).close().catch(() => {})
   return databasePath
 }
 

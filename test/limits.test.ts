@@ -1,7 +1,7 @@
 // Abuse limits and browser protections: rate limits with draft-11 fields, security headers, CORS.
 import t from 'tap'
 import { createKey } from '../src/api-keys.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, dune } from './helper.js'
 
 t.test('every response carries RateLimit-Policy and RateLimit; keyed and anonymous callers have their own quotas', async t => {

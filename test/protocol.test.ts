@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import pino, { type Bindings, type ChildLoggerOptions } from 'pino'
 import t from 'tap'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { lazyChildLogger, requestLogger } from '../src/request-log.js'
 import { build, dune } from './helper.js'
 

@@ -7,12 +7,13 @@ import t from 'tap'
 import type { FastifyRequest } from 'fastify'
 import { validatorCompiler } from '../src/validation.js'
 import { validationError } from '../src/problem-details.js'
-import { openDatabase } from '../src/db/database.js'
-import { migrate, migrations } from '../src/db/migrations.js'
+import { openDatabase } from '../src/storage/sqlite/database.js'
+import { migrate } from '../src/storage/sqlite/migrations.js'
+import { latestVersion } from '../src/storage/schema.js'
 import { CursorCodec } from '../src/cursor.js'
 import { studentValues } from '../src/handlers/input.js'
 import { toIsbn13 } from '../src/isbn.js'
-import { openSqliteRepositories } from '../src/repositories/sqlite.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 
 t.test('toIsbn13 normalises valid ISBNs and refuses the rest', async t => {
   t.equal(toIsbn13('0-441-01359-7'), '9780441013593')
@@ -26,7 +27,7 @@ t.test('migrate brings a new database to the latest version and is idempotent', 
   const db = new Database(':memory:')
   t.teardown(() => db.close())
   migrate(db)
-  t.equal(db.pragma('user_version', { simple: true }), migrations.at(-1)!.version)
+  t.equal(db.pragma('user_version', { simple: true }), latestVersion)
   migrate(db)
   t.equal(db.prepare('SELECT count(*) AS n FROM settings').pluck().get(), 1, 'the second run changed nothing')
 })
@@ -45,7 +46,7 @@ t.test('openDatabase creates the folder, uses WAL and keeps data across opens', 
   const first = openSqliteRepositories(path)
   const book = await first.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
   const secret = await first.cursorSecret()
-  first.close()
+  await first.close()
   const db = openDatabase(path)
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
   db.close()

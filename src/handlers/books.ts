@@ -2,7 +2,7 @@
 import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
-import type { BookRepository } from '../repositories/types.js'
+import type { BookRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, bookValues } from './input.js'

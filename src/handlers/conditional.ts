@@ -1,7 +1,7 @@
 // Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { NotFoundError } from '../errors.js'
-import type { ExpectedRevisions, Versioned } from '../repositories/types.js'
+import type { ExpectedRevisions, Versioned } from '../storage/types.js'
 import { Representations } from './representation.js'
 
 // The tail of the UUIDv7 (48 bits: the low end of its per-millisecond counter, which starts at a

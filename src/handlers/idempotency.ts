@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OperationId } from '../api-types.js'
 import type { Caller } from '../auth.js'
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.js'
-import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../repositories/types.js'
+import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../storage/types.js'
 
 /**
  * Who is calling, for scoping keys: two callers may pick the same key without meeting. Creates

@@ -1,7 +1,7 @@
 // Composes the per-resource handlers into the one object fastify-openapi-glue routes operationIds to.
 import type { ServiceHandlers } from '../api-types.js'
 import { CursorCodec } from '../cursor.js'
-import type { Repositories } from '../repositories/types.js'
+import type { Repositories } from '../storage/types.js'
 import { bookHandlers } from './books.js'
 import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'

@@ -2,7 +2,7 @@
 import type { BookInput, ProblemError, StudentInput } from '../api-types.js'
 import { ValidationError } from '../errors.js'
 import { toIsbn13 } from '../isbn.js'
-import type { BookValues, StudentValues, Versioned } from '../repositories/types.js'
+import type { BookValues, StudentValues, Versioned } from '../storage/types.js'
 
 export function bookValues (input: BookInput): BookValues {
   return {

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CursorCodec } from '../cursor.js'
 import { ValidationError } from '../errors.js'
-import type { Page, RecordStore } from '../repositories/types.js'
+import type { Page, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
 
 // A page object stands for one list, limit and position: its answer, cursor and Link included, is fixed.

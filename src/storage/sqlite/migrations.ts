@@ -1,19 +1,11 @@
-// Versioned schema migrations, applied in order at start and tracked in SQLite's user_version.
+// SQLite's migrations, one per version of the schema history, tracked in SQLite's user_version.
 import type { Database } from 'better-sqlite3'
-
-export interface Migration {
-  version: number
-  name: string
-  sql: string
-}
+import { latestVersion, type MigrationScripts, newerSchemaMessage, schemaHistory } from '../schema.js'
 
 // Append only: a released migration is never edited, so every database reaches the same schema.
-export const migrations: readonly Migration[] = [
-  {
-    version: 1,
-    name: 'books, students and the cursor secret',
-    // seq is the keyset for paging in creation order; AUTOINCREMENT keeps it from ever being reused.
-    sql: `
+export const sqliteMigrations: MigrationScripts = {
+  // seq is the keyset for paging in creation order; AUTOINCREMENT keeps it from ever being reused.
+  1: `
       CREATE TABLE books (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         book_id TEXT NOT NULL UNIQUE,
@@ -43,14 +35,10 @@ export const migrations: readonly Migration[] = [
         value BLOB NOT NULL
       ) STRICT;
       INSERT INTO settings (name, value) VALUES ('cursor_secret', randomblob(32));
-    `
-  },
-  {
-    version: 2,
-    name: 'record revisions and idempotency keys',
-    // revision grows by one on every change, so ETags differ even for two writes in one millisecond.
-    // An idempotency key is stored in the transaction that creates its record, with the response to replay.
-    sql: `
+    `,
+  // revision grows by one on every change, so ETags differ even for two writes in one millisecond.
+  // An idempotency key is stored in the transaction that creates its record, with the response to replay.
+  2: `
       ALTER TABLE books ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
       ALTER TABLE students ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
 
@@ -65,13 +53,9 @@ export const migrations: readonly Migration[] = [
         PRIMARY KEY (scope, key)
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
-    `
-  },
-  {
-    version: 3,
-    name: 'API keys',
-    // Only the SHA-256 of a key's secret is stored; revoked keys stay listed with their revocation time.
-    sql: `
+    `,
+  // Only the SHA-256 of a key's secret is stored; revoked keys stay listed with their revocation time.
+  3: `
       CREATE TABLE api_keys (
         key_id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
@@ -81,20 +65,16 @@ export const migrations: readonly Migration[] = [
         revoked_at TEXT
       ) STRICT;
     `
-  }
-]
+}
 
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
-export function migrate (db: Database, all: readonly Migration[] = migrations): void {
+export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations): void {
   const current = db.pragma('user_version', { simple: true }) as number
-  const latest = Math.max(0, ...all.map(m => m.version))
-  if (current > latest) {
-    throw new Error(`database schema version ${current} is newer than this service knows (${latest}); refusing to start`)
-  }
-  for (const migration of all.filter(m => m.version > current)) {
+  if (current > latestVersion) throw new Error(newerSchemaMessage(current))
+  for (const { version } of schemaHistory.filter(m => m.version > current)) {
     db.transaction(() => {
-      db.exec(migration.sql)
-      db.pragma(`user_version = ${migration.version}`)
+      db.exec(scripts[version])
+      db.pragma(`user_version = ${version}`)
     }).immediate()
   }
 }

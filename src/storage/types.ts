@@ -1,4 +1,4 @@
-// The storage interface handlers depend on; Promise-based so another engine can implement it later.
+// The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
 import type { Book, Student } from '../api-types.js'
 import type { ApiKeyInfo, Scope } from '../api-keys.js'
 
@@ -89,5 +89,8 @@ export interface Repositories {
   apiKeys: ApiKeyRepository
   /** A secret that lives as long as the data, for signing list cursors. */
   cursorSecret (): Promise<Buffer>
-  close (): void
+  /** Resolves when the database answers and its schema is at the version this code expects; rejects otherwise. */
+  probe (): Promise<void>
+  /** Commits what is pending, then lets go of the database. */
+  close (): Promise<void>
 }

@@ -1,0 +1,19 @@
+// The schema's one history: every engine has a migration for each version here, with the same number.
+export const schemaHistory = [
+  { version: 1, name: 'books, students and the cursor secret' },
+  { version: 2, name: 'record revisions and idempotency keys' },
+  { version: 3, name: 'API keys' }
+] as const
+
+export type SchemaVersion = typeof schemaHistory[number]['version']
+
+/** The version a database must be at for this code to use it. */
+export const latestVersion: number = Math.max(...schemaHistory.map(m => m.version))
+
+/** An engine's SQL for every version: a version added to the history but not here fails to compile. */
+export type MigrationScripts = Record<SchemaVersion, string>
+
+/** Append only: a released migration is never edited, so every database reaches the same schema. */
+export function newerSchemaMessage (current: number): string {
+  return `database schema version ${current} is newer than this service knows (${latestVersion}); refusing to start`
+}

@@ -1,0 +1,54 @@
+// SQLite API keys, kept in memory until one changes.
+import type Database from 'better-sqlite3'
+import { type ApiKeyInfo, isScope } from '../../api-keys.js'
+import type { ApiKeyRepository } from '../types.js'
+import type { ExternalWrites } from './external-writes.js'
+
+interface ApiKeyRow {
+  key_id: string
+  name: string
+  scopes: string
+  secret_hash: Buffer
+  created_at: string
+  revoked_at: string | null
+}
+
+function keyInfo (row: ApiKeyRow): ApiKeyInfo {
+  return { key_id: row.key_id, name: row.name, scopes: row.scopes.split(' ').filter(isScope), created_at: row.created_at, revoked_at: row.revoked_at }
+}
+
+export function sqliteApiKeys (db: Database.Database, external: ExternalWrites): ApiKeyRepository {
+  // Every request with a key reads its row; the few keys there are stay in memory until one changes.
+  const known = external.watch(new Map<string, ApiKeyInfo & { secretHash: Buffer }>())
+  const insert = db.prepare<[ApiKeyRow]>(
+    'INSERT INTO api_keys (key_id, name, scopes, secret_hash, created_at, revoked_at) VALUES (@key_id, @name, @scopes, @secret_hash, @created_at, @revoked_at)'
+  )
+  const find = db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE key_id = ?')
+  const list = db.prepare<[], ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at, key_id')
+  const revoke = db.prepare<[string, string]>('UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL')
+  return {
+    async create ({ keyId, name, scopes, secretHash }) {
+      const row = { key_id: keyId, name, scopes: scopes.join(' '), secret_hash: secretHash, created_at: new Date().toISOString(), revoked_at: null }
+      insert.run(row)
+      known.clear()
+      return keyInfo(row)
+    },
+    async find (keyId) {
+      external.check()
+      const cached = known.get(keyId)
+      if (cached !== undefined) return cached
+      const row = find.get(keyId)
+      if (row === undefined) return null
+      const found = { ...keyInfo(row), secretHash: row.secret_hash }
+      known.set(keyId, found)
+      return found
+    },
+    async list () {
+      return list.all().map(keyInfo)
+    },
+    async revoke (keyId) {
+      known.clear()
+      return revoke.run(new Date().toISOString(), keyId).changes > 0
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// The SQLite engine: every repository over one database file.
+import type { Book, Student } from '../../api-types.js'
+import { defaults } from '../../config.js'
+import type { BookValues, Repositories, StudentValues } from '../types.js'
+import { bookTable, studentTable } from '../tables.js'
+import { sqliteApiKeys } from './api-keys.js'
+import { type DatabaseOptions, openDatabase } from './database.js'
+import { latestVersion } from '../schema.js'
+import { ExternalWrites } from './external-writes.js'
+import { GroupCommit } from './group-commit.js'
+import { SqliteIdempotency } from './idempotency.js'
+import { SqliteTable } from './table.js'
+
+export interface RepositoryOptions extends DatabaseOptions {
+  /** Records of each table kept in memory (RECORD_CACHE_SIZE's default unless given); 0 turns the cache off. */
+  cacheSize?: number
+}
+
+export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, ...options }: RepositoryOptions = {}): Repositories {
+  const db = openDatabase(path, options)
+  const idempotency = new SqliteIdempotency(db)
+  idempotency.sweep(Date.now())
+  const writes = new GroupCommit(db)
+  const external = new ExternalWrites(db)
+  const dependencies = { idempotency, writes, external, cacheSize }
+  const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
+  const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
+  // Migration 1 inserts the secret, so the row always exists.
+  const secret = db.prepare<[], Buffer>("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck()
+  const schemaVersion = db.prepare<[], number>('PRAGMA user_version').pluck()
+  return {
+    books,
+    students,
+    idempotency,
+    apiKeys: sqliteApiKeys(db, external),
+    cursorSecret: async () => secret.get() as Buffer,
+    probe: async () => {
+      // The schema check is in a read the database must answer, so a locked or vanished file fails it too.
+      const version = schemaVersion.get()
+      if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
+    },
+    close: async () => {
+      writes.flush()
+      db.close()
+    }
+  }
+}
