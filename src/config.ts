@@ -64,7 +64,7 @@ export const defaults: Readonly<Config> = {
   host: '127.0.0.1',
   databasePath: './data/books-students.sqlite',
   postgresUrl: null,
-  pgPoolMax: 10,
+  pgPoolMax: 4,
   pgConnectTimeout: 2_000,
   pgStatementTimeout: 5_000,
   apiKeyCacheTtl: 2_000,

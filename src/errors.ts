@@ -47,6 +47,14 @@ export class IdempotencyKeyInUseError extends ApiError {
   }
 }
 
+/**
+ * Storage's answer to a create whose idempotency key another request stored first (on this node or
+ * another) while this one was on its way: nothing was written. Not an HTTP error: the caller replays.
+ */
+export class IdempotencyKeyTakenError extends Error {
+  override name = 'IdempotencyKeyTakenError'
+}
+
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers'
 
 const partNames: Record<RequestPart, string> = {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OperationId } from '../api-types.js'
 import type { Caller } from '../auth.js'
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.js'
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, IdempotencyKeyTakenError } from '../errors.js'
 import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../storage/types.js'
 
 /**
@@ -58,22 +58,35 @@ export class Idempotency {
     this.#inFlight.add(slot)
     try {
       const fingerprint = createHash('sha256').update(JSON.stringify(values)).digest('base64url')
-      const stored = await this.#store.find(scope, key, Date.now())
-      if (stored !== null) {
-        if (stored.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError()
-        return replay(reply, stored.response)
+      const replayed = await this.#replay(scope, key, fingerprint, reply)
+      if (replayed !== null) return replayed
+      try {
+        const created = await create(created => ({
+          scope,
+          key,
+          fingerprint,
+          expiresAt: Date.now() + this.#ttlMs,
+          response: { status: 201, headers: headersOf(created), body: JSON.stringify(created.record) }
+        }))
+        return respond(created)
+      } catch (error) {
+        if (!(error instanceof IdempotencyKeyTakenError)) throw error
+        // Another node stored the key between our lookup and our write, and has committed: answer as its retry.
+        const replayed = await this.#replay(scope, key, fingerprint, reply)
+        if (replayed === null) throw new IdempotencyKeyInUseError()
+        return replayed
       }
-      const created = await create(created => ({
-        scope,
-        key,
-        fingerprint,
-        expiresAt: Date.now() + this.#ttlMs,
-        response: { status: 201, headers: headersOf(created), body: JSON.stringify(created.record) }
-      }))
-      return respond(created)
     } finally {
       this.#inFlight.delete(slot)
     }
+  }
+
+  /** The stored response to a first request with this key, replayed; null when there is none. */
+  async #replay (scope: string, key: string, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | null> {
+    const stored = await this.#store.find(scope, key, Date.now())
+    if (stored === null) return null
+    if (stored.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError()
+    return replay(reply, stored.response)
   }
 }
 

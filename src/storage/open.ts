@@ -1,13 +1,25 @@
 // Opens the configured storage engine; the one place that knows which engines exist.
 import type { Config } from '../config.js'
+import { openPostgresRepositories } from './postgres/index.js'
 import type { DatabaseOptions } from './sqlite/database.js'
 import { openSqliteRepositories } from './sqlite/index.js'
 import type { Repositories } from './types.js'
 
-/** The repositories at the configured database with the configured durability, for every process that opens it. */
-export async function openConfiguredRepositories (
-  config: Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize'>,
-  { create }: Pick<DatabaseOptions, 'create'> = {}
-): Promise<Repositories> {
+export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize' | 'postgresUrl' | 'pgPoolMax' |
+  'pgConnectTimeout' | 'pgStatementTimeout' | 'apiKeyCacheTtl'>
+
+/**
+ * The repositories at the configured database, for every process that opens it. `create: false` (the
+ * CLIs) refuses a database the service never set up, rather than creating or migrating it.
+ */
+export async function openConfiguredRepositories (config: StorageConfig, { create = true }: Pick<DatabaseOptions, 'create'> = {}): Promise<Repositories> {
+  if (config.postgresUrl !== null) {
+    return openPostgresRepositories({
+      url: config.postgresUrl,
+      connections: config.pgPoolMax,
+      connectTimeout: config.pgConnectTimeout,
+      statementTimeout: config.pgStatementTimeout
+    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl })
+  }
   return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize, create })
 }

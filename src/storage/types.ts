@@ -45,7 +45,8 @@ export interface RecordStore<T, V> {
   get (id: string): Promise<Versioned<T> | null>
   /**
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the
-   * same transaction as the record, so a key is never stored without its record or the reverse.
+   * same transaction as the record, so a key is never stored without its record or the reverse; throws
+   * IdempotencyKeyTakenError, writing nothing, when another request stored the same scope and key first.
    */
   create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>>
   /**
@@ -83,6 +84,8 @@ export interface ApiKeyRepository {
 }
 
 export interface Repositories {
+  /** Which engine stores the data, for readiness checks and logs. */
+  readonly engine: 'sqlite' | 'postgres'
   books: BookRepository
   students: StudentRepository
   idempotency: IdempotencyStore

@@ -1,6 +1,7 @@
 // SQLite idempotency entries: stored in the transaction of the record they belong to.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
+import { IdempotencyKeyTakenError } from '../../errors.js'
 import type { IdempotencyEntry, IdempotencyStore } from '../types.js'
 
 /** Idempotency entries: stored with their record, forgotten once expired (swept on every keyed create). */
@@ -26,7 +27,13 @@ export class SqliteIdempotency implements IdempotencyStore {
   /** Call inside the record's transaction. */
   store ({ response, ...entry }: IdempotencyEntry, now: number): void {
     this.#sweep.run(now)
-    this.#insert.run({ ...entry, status: response.status, headers: JSON.stringify(response.headers), body: response.body })
+    try {
+      this.#insert.run({ ...entry, status: response.status, headers: JSON.stringify(response.headers), body: response.body })
+    } catch (error) {
+      // Another process on the same file stored the key first; the savepoint takes the record back too.
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new IdempotencyKeyTakenError()
+      throw error
+    }
   }
 
   sweep (now: number): void {

@@ -29,6 +29,7 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
   const secret = db.prepare<[], Buffer>("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck()
   const schemaVersion = db.prepare<[], number>('PRAGMA user_version').pluck()
   return {
+    engine: 'sqlite',
     books,
     students,
     idempotency,

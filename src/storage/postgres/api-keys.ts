@@ -1,0 +1,112 @@
+// PostgreSQL API keys: each node keeps the few keys in memory for a short while; a revocation tells every node.
+import { type ApiKeyInfo, isScope } from '../../api-keys.js'
+import type { ApiKeyRepository } from '../types.js'
+import { isoTimestamp } from './table.js'
+import { connect, type PipelinedClients, type PostgresSettings } from './connection.js'
+import type pg from 'pg'
+
+interface ApiKeyRow {
+  key_id: string
+  name: string
+  scopes: string
+  secret_hash: Buffer
+  created_at: string
+  revoked_at: string | null
+}
+
+type KnownKey = ApiKeyInfo & { secretHash: Buffer }
+
+const channel = 'books_students_api_keys'
+const columns = `key_id, name, scopes, secret_hash, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('revoked_at')} AS revoked_at`
+
+function keyInfo (row: ApiKeyRow): ApiKeyInfo {
+  return { key_id: row.key_id, name: row.name, scopes: row.scopes.split(' ').filter(isScope), created_at: row.created_at, revoked_at: row.revoked_at }
+}
+
+/**
+ * Every request with a key looks it up, so each node keeps what it read for `ttl` ms: a revocation made
+ * on another node (or by the keys CLI) reaches this one within that time, however notifications fare.
+ * Revocations are also NOTIFYed so that nodes usually forget the key at once; a NOTIFY serialises the
+ * commits that send one, which is harmless for an event this rare, and why record writes never send any.
+ */
+export class PostgresApiKeys implements ApiKeyRepository {
+  readonly #reads: PipelinedClients
+  readonly #settings: PostgresSettings
+  readonly #ttl: number
+  readonly #known = new Map<string, { key: KnownKey, until: number }>()
+  #listener: pg.Client | null = null
+  #retry: NodeJS.Timeout | null = null
+  #closed = false
+
+  constructor (reads: PipelinedClients, settings: PostgresSettings, ttl: number) {
+    this.#reads = reads
+    this.#settings = settings
+    this.#ttl = ttl
+  }
+
+  /** Starts listening for revocations; while not listening, the TTL alone bounds how stale a key is. */
+  async listen (): Promise<void> {
+    if (this.#closed || this.#ttl === 0) return
+    try {
+      const client = await connect(this.#settings, false)
+      const lost = () => {
+        if (this.#listener !== client) return
+        this.#listener = null
+        // Notifications sent while not listening are lost for good: forget everything instead.
+        this.#known.clear()
+        if (!this.#closed) this.#retry = setTimeout(() => { this.listen().catch(() => {}) }, 1000).unref()
+      }
+      client.on('error', lost)
+      client.on('end', lost)
+      client.on('notification', ({ payload }) => { if (payload !== undefined) this.#known.delete(payload) })
+      this.#listener = client
+      await client.query(`LISTEN ${channel}`)
+      if (this.#closed) await client.end()
+    } catch {
+      if (!this.#closed) this.#retry = setTimeout(() => { this.listen().catch(() => {}) }, 1000).unref()
+    }
+  }
+
+  async create ({ keyId, name, scopes, secretHash }: { keyId: string, name: string, scopes: ApiKeyInfo['scopes'], secretHash: Buffer }): Promise<ApiKeyInfo> {
+    const { rows } = await this.#reads.query<ApiKeyRow>({
+      text: `INSERT INTO api_keys (key_id, name, scopes, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
+      values: [keyId, name, scopes.join(' '), secretHash, new Date().toISOString()]
+    })
+    return keyInfo(rows[0]!)
+  }
+
+  async find (keyId: string): Promise<KnownKey | null> {
+    const now = Date.now()
+    const cached = this.#known.get(keyId)
+    if (cached !== undefined && cached.until > now) return cached.key
+    const { rows } = await this.#reads.query<ApiKeyRow>({ name: 'api-keys-find', text: `SELECT ${columns} FROM api_keys WHERE key_id = $1`, values: [keyId] })
+    const row = rows[0]
+    if (row === undefined) return null
+    const key = { ...keyInfo(row), secretHash: row.secret_hash }
+    if (this.#ttl > 0) this.#known.set(keyId, { key, until: now + this.#ttl })
+    return key
+  }
+
+  async list (): Promise<ApiKeyInfo[]> {
+    const { rows } = await this.#reads.query<ApiKeyRow>({ text: `SELECT ${columns} FROM api_keys ORDER BY created_at, key_id` })
+    return rows.map(keyInfo)
+  }
+
+  async revoke (keyId: string): Promise<boolean> {
+    this.#known.delete(keyId)
+    const { rows } = await this.#reads.query({
+      text: `WITH revoked AS (UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1 AND revoked_at IS NULL RETURNING key_id)
+        SELECT pg_notify('${channel}', key_id) FROM revoked`,
+      values: [keyId, new Date().toISOString()]
+    })
+    return rows.length > 0
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    if (this.#retry !== null) clearTimeout(this.#retry)
+    const listener = this.#listener
+    this.#listener = null
+    await listener?.end().catch(() => {})
+  }
+}

@@ -1,0 +1,79 @@
+// The PostgreSQL engine: every repository over one database that any number of nodes share.
+import { randomBytes } from 'node:crypto'
+import type { Book, Student } from '../../api-types.js'
+import { latestVersion } from '../schema.js'
+import { bookTable, studentTable } from '../tables.js'
+import type { BookValues, Repositories, StudentValues } from '../types.js'
+import { NoDatabaseError } from '../sqlite/database.js'
+import { PostgresApiKeys } from './api-keys.js'
+import { connect, PipelinedClients, type PostgresSettings } from './connection.js'
+import { GroupCommit } from './group-commit.js'
+import { PostgresIdempotency } from './idempotency.js'
+import { migrate, schemaVersion } from './migrations.js'
+import { type ColumnTypes, PostgresTable } from './table.js'
+
+export interface PostgresOptions {
+  /** Whether the schema is migrated at start (the service); the CLIs never migrate and refuse an unmigrated database. */
+  migrate?: boolean
+  /** Milliseconds a node answers from its API-key cache. */
+  apiKeyCacheTtl?: number
+  /** Called with the size of every group-commit batch. */
+  onBatch?: (size: number) => void
+}
+
+const bookTypes: ColumnTypes<BookValues> = {
+  book_id: 'uuid', title: 'text', author: 'text', isbn: 'text', published_year: 'integer', created_at: 'timestamptz', updated_at: 'timestamptz'
+}
+const studentTypes: ColumnTypes<StudentValues> = {
+  student_id: 'uuid', name: 'text', email: 'text', enrollment_year: 'integer', status: 'text', created_at: 'timestamptz', updated_at: 'timestamptz'
+}
+
+// Expired idempotency entries are swept this often by every node; the batches keep each sweep short.
+const sweepEvery = 60_000
+
+/** Migrates (under an advisory lock) and returns the cursor secret, which the first node to start stores. */
+async function prepare (settings: PostgresSettings, shouldMigrate: boolean): Promise<Buffer> {
+  const client = await connect(settings, false)
+  try {
+    if (shouldMigrate) await migrate(client)
+    const version = await schemaVersion(client)
+    if (version === 0) throw new NoDatabaseError('the database at DATABASE_URL holds no data of this service')
+    if (version !== latestVersion) throw new Error(`the database's schema is at version ${version}, this service needs ${latestVersion}; start the service to migrate it`)
+    await client.query("INSERT INTO settings (name, value) VALUES ('cursor_secret', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)])
+    const { rows } = await client.query<{ value: Buffer }>("SELECT value FROM settings WHERE name = 'cursor_secret'")
+    return rows[0]!.value
+  } finally {
+    await client.end()
+  }
+}
+
+export async function openPostgresRepositories (settings: PostgresSettings, options: PostgresOptions = {}): Promise<Repositories> {
+  const secret = await prepare(settings, options.migrate ?? true)
+  // A connection that breaks is replaced on its next use; the requests it carried fail with a 500.
+  const reads = new PipelinedClients(settings, () => {})
+  await reads.open()
+  const writes = new GroupCommit(() => connect(settings, true), options.onBatch)
+  const idempotency = new PostgresIdempotency(reads)
+  const apiKeys = new PostgresApiKeys(reads, settings, options.apiKeyCacheTtl ?? 0)
+  await apiKeys.listen()
+  const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
+  return {
+    engine: 'postgres',
+    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes),
+    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes),
+    idempotency,
+    apiKeys,
+    cursorSecret: async () => secret,
+    probe: async () => {
+      const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })
+      const version = rows[0]?.version
+      if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
+    },
+    close: async () => {
+      clearInterval(sweeper)
+      await writes.close()
+      await apiKeys.close()
+      await reads.close()
+    }
+  }
+}

@@ -1,0 +1,199 @@
+// One PostgreSQL record table (books or students): each write one conditional statement, group-committed.
+import { uuidv7 } from 'uuidv7'
+import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../errors.js'
+import type { TableSpec } from '../tables.js'
+import type { ExpectedRevisions, IdempotencyEntry, Page, Versioned } from '../types.js'
+import type { GroupCommit } from './group-commit.js'
+import type { PipelinedClients } from './connection.js'
+
+type Row = Record<string, unknown>
+
+/** The SQL type of every column a record is written to. */
+export type ColumnTypes<V> = Record<keyof V | 'created_at' | 'updated_at', string> & Record<string, string>
+
+/** A timestamptz in the ISO form the service writes (`2026-11-23T19:20:00.000Z`), formatted by PostgreSQL. */
+export const isoTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+// SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out.
+const uniqueViolation = '23505'
+const lockNotAvailable = '55P03'
+
+export class PostgresTable<T, V extends object> {
+  readonly #spec: TableSpec<V>
+  readonly #reads: PipelinedClients
+  readonly #writes: GroupCommit
+  readonly #writable: string[]
+  readonly #columns: string[]
+  readonly #select: string
+  readonly #sql: { list: string, get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
+
+  /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
+  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit) {
+    this.#spec = spec
+    this.#reads = reads
+    this.#writes = writes
+    const { table, idColumn } = spec
+    const writable = this.#writable = Object.keys(spec.writable)
+    const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
+    this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
+    const values = all.map((_, i) => `$${i + 1}`).join(', ')
+    // A value another row holds, as the unique index sees it (emails ignore case).
+    const unique = spec.unique as string[]
+    const sameValue = (c: string, p: string) => c === 'email' ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
+    const set = [...writable, 'updated_at'].map((c, i) => `${c} = $${i + 2}`).join(', ')
+    const expected = `$${writable.length + 3}::int[]`
+    const taken = unique.length === 0
+      ? 'SELECT 1 WHERE false'
+      : `SELECT 1 FROM ${table} WHERE ${idColumn} <> $1 AND (${unique.map(c => sameValue(c, `$${writable.indexOf(c) + 2}`)).join(' OR ')})`
+    const keyColumns = '(scope, key, fingerprint, status, headers, body, expires_at)'
+    const typeOf = types as Record<string, string>
+    const keyValues = all.map((c, i) => `$${i + 8}::${typeOf[c]}`).join(', ')
+    this.#sql = {
+      list: `SELECT ${this.#select}, seq FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT $2`,
+      get: `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`,
+      // ON CONFLICT DO NOTHING: a taken unique value returns no row instead of aborting the batch.
+      insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${values}) ON CONFLICT DO NOTHING RETURNING 1`,
+      // The key is claimed first and the record written only if the claim held, so the same key sent to
+      // several nodes at once creates one record. An expired entry is taken over; a live one is left alone.
+      insertKeyed: `WITH claim AS (
+          INSERT INTO idempotency_keys ${keyColumns} VALUES ($1, $2, $3, $4, $5, $6, $7)
+          ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+            headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at
+          WHERE idempotency_keys.expires_at <= $${all.length + 8}
+          RETURNING 1
+        ), record AS (
+          INSERT INTO ${table} (${all.join(', ')}) SELECT ${keyValues} WHERE EXISTS (SELECT 1 FROM claim)
+          ON CONFLICT DO NOTHING RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM claim) AS claimed, EXISTS (SELECT 1 FROM record) AS created`,
+      // A claim whose record could not be written (a unique value taken) is given back in the same transaction.
+      forgetKey: `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND body = $3
+        AND NOT EXISTS (SELECT 1 FROM ${table} WHERE ${idColumn} = $4)`,
+      // One statement checks and writes: of racing writers with the same expected revision, the row
+      // lock lets one through and the others re-check the condition against its result, and fail it.
+      replace: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
+        taken AS (${taken}),
+        updated AS (
+          UPDATE ${table} SET ${set}, revision = revision + 1
+          WHERE ${idColumn} = $1 AND (${expected} IS NULL OR revision = ANY(${expected})) AND NOT EXISTS (SELECT 1 FROM taken)
+          RETURNING revision, ${isoTimestamp('created_at')} AS created_at
+        )
+        SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM taken) AS taken,
+          (SELECT revision FROM updated) AS revision, (SELECT created_at FROM updated) AS created_at`,
+      remove: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
+        deleted AS (DELETE FROM ${table} WHERE ${idColumn} = $1 AND ($2::int[] IS NULL OR revision = ANY($2::int[])) RETURNING 1)
+        SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM deleted) AS deleted`
+    }
+  }
+
+  async list (limit: number, after: string | null): Promise<Page<T>> {
+    // One extra row tells whether another page follows without a COUNT.
+    const { rows } = await this.#reads.query<Row & { seq: string }>({
+      name: `${this.#spec.table}-list`, text: this.#sql.list, values: [after ?? '0', limit + 1]
+    })
+    const more = rows.length > limit
+    const page = more ? rows.slice(0, limit) : rows
+    return {
+      items: page.map(({ seq: _seq, ...record }) => record as T),
+      // bigint arrives as a string, which is what a position is.
+      after: more ? page.at(-1)!.seq : null
+    }
+  }
+
+  async get (id: string): Promise<Versioned<T> | null> {
+    const { rows } = await this.#reads.query<Row & { revision: number }>({
+      name: `${this.#spec.table}-get`, text: this.#sql.get, values: [id]
+    })
+    const row = rows[0]
+    if (row === undefined) return null
+    const { revision, ...record } = row
+    return { record: record as T, revision }
+  }
+
+  async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>> {
+    const now = new Date().toISOString()
+    const record = { [this.#spec.idColumn]: uuidv7(), ...values, created_at: now, updated_at: now } as Row
+    const created: Versioned<T> = { record: record as T, revision: 1 }
+    const row = this.#columns.map(c => record[c])
+    if (remember === undefined) {
+      return this.#writes.run({
+        statements: [{ name: `${this.#spec.table}-insert`, text: this.#sql.insert, values: row }],
+        outcome: ([inserted]) => {
+          if (inserted!.rowCount === 0) throw this.#duplicate(values)
+          return created
+        },
+        failure: error => this.#failure(error)
+      })
+    }
+    const { scope, key, fingerprint, expiresAt, response } = remember(created)
+    return this.#writes.run({
+      statements: [
+        {
+          name: `${this.#spec.table}-insert-keyed`,
+          text: this.#sql.insertKeyed,
+          values: [scope, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, expiresAt, ...row, Date.now()]
+        },
+        { name: `${this.#spec.table}-forget-key`, text: this.#sql.forgetKey, values: [scope, key, response.body, record[this.#spec.idColumn]] }
+      ],
+      outcome: ([result]) => {
+        const { claimed, created: written } = result!.rows[0] as { claimed: boolean, created: boolean }
+        // Another request stored this key first (on this node or another) and has committed.
+        if (!claimed) throw new IdempotencyKeyTakenError()
+        if (!written) throw this.#duplicate(values)
+        return created
+      },
+      // Waiting on the key's row timed out: the first request with it is still running.
+      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error)
+    })
+  }
+
+  async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
+    const updatedAt = new Date().toISOString()
+    const params = [id, ...this.#writable.map(c => (values as Row)[c]), updatedAt, expected]
+    return this.#writes.run({
+      statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],
+      outcome: ([result]) => {
+        const row = result!.rows[0] as { current: number | null, taken: boolean, revision: number | null, created_at: string | null }
+        if (row.revision !== null) {
+          const record = { [this.#spec.idColumn]: id, ...values, created_at: row.created_at, updated_at: updatedAt }
+          return { record: record as T, revision: row.revision }
+        }
+        if (row.current === null) return null
+        if (expected !== null && !expected.includes(row.current)) throw new PreconditionFailedError(this.#spec.kind)
+        if (row.taken) throw this.#duplicate(values)
+        // The record changed or went between this statement's snapshot and its row lock: another
+        // writer won, which is what a stale If-Match means; without one, it was deleted meanwhile.
+        if (expected !== null) throw new PreconditionFailedError(this.#spec.kind)
+        return null
+      },
+      failure: error => this.#failure(error)
+    })
+  }
+
+  async delete (id: string, expected: ExpectedRevisions): Promise<boolean> {
+    return this.#writes.run({
+      statements: [{ name: `${this.#spec.table}-delete`, text: this.#sql.remove, values: [id, expected] }],
+      outcome: ([result]) => {
+        const row = result!.rows[0] as { current: number | null, deleted: boolean }
+        if (row.deleted) return true
+        if (row.current === null) return false
+        throw new PreconditionFailedError(this.#spec.kind)
+      },
+      failure: error => this.#failure(error)
+    })
+  }
+
+  /** The unique field a write could not take; each table has one, named in the 409. */
+  #duplicate (values: V): DuplicateError {
+    const field = this.#spec.unique.find(c => values[c] !== null) ?? this.#spec.idColumn
+    return new DuplicateError(this.#spec.kind, field)
+  }
+
+  /** A unique violation raised (rather than returned) by a write run alone names its field; anything else is the server's fault. */
+  #failure (error: Error): Error {
+    const { code, constraint } = error as { code?: string, constraint?: string }
+    if (code !== uniqueViolation) return error
+    const field = this.#writable.find(c => constraint === `${this.#spec.table}_${c}_key` || constraint === `${this.#spec.table}_${c}_unique`)
+    return field === undefined ? error : new DuplicateError(this.#spec.kind, field)
+  }
+}
