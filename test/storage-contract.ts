@@ -1,0 +1,181 @@
+// The repository contract: what every storage engine must do, run against each (storage.*.test.ts).
+import fc from 'fast-check'
+import type { Test } from 'tap'
+import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/errors.js'
+import type { BookValues, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
+import { toIsbn13 } from '../src/isbn.js'
+
+/** Opens the engine on one database; called again, it must open the same database (a restart, or another node). */
+export type OpenStorage = () => Promise<Repositories>
+
+/** Makes a fresh, empty database for `t` (gone when `t` ends) and says how to open it. */
+export type FreshDatabase = (t: Test) => Promise<OpenStorage>
+
+const book = (overrides: Partial<BookValues> = {}): BookValues => ({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: 1965, ...overrides })
+const student = (overrides: Partial<StudentValues> = {}): StudentValues => ({ name: 'Ada', email: 'ada@example.org', enrollment_year: 2025, status: 'active', ...overrides })
+const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+function entry (key: string, expiresAt = Date.now() + 60_000) {
+  return (created: Versioned<unknown>): IdempotencyEntry => ({
+    scope: 'key-1 createBook',
+    key,
+    fingerprint: 'f',
+    expiresAt,
+    response: { status: 201, headers: { location: '/x' }, body: JSON.stringify(created.record) }
+  })
+}
+
+// Text the contract accepts (any Unicode but NUL, which it refuses on both engines), at the contract's lengths.
+const text = (maxLength: number) => fc.string({ unit: 'grapheme', minLength: 1, maxLength }).filter(s => !s.includes('\u0000') && s.length <= maxLength)
+const isbn = fc.oneof(fc.constant(null), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 12, maxLength: 12 }).map(digits => {
+  const sum = digits.reduce((s, d, i) => s + d * (i % 2 === 0 ? 1 : 3), 0)
+  return toIsbn13(`978${digits.slice(3).join('')}${(10 - ((sum - digits[0]! - digits[1]! * 3 - digits[2]! + 9 + 7 * 3 + 8) % 10)) % 10}`)
+}))
+const bookValues: fc.Arbitrary<BookValues> = fc.record({
+  title: text(500),
+  author: text(300),
+  isbn: isbn.map(v => v ?? null),
+  published_year: fc.oneof(fc.constant(null), fc.integer({ min: -5000, max: 9999 }))
+})
+
+export function storageContract (t: Test, fresh: FreshDatabase): void {
+  const opened = async (t: Test, open?: OpenStorage) => {
+    const repositories = await (open ?? await fresh(t))()
+    t.teardown(() => repositories.close())
+    return repositories
+  }
+
+  t.test('a record reads back exactly as written, whatever its text', async t => {
+    const { books } = await opened(t)
+    await fc.assert(fc.asyncProperty(bookValues, async values => {
+      const created = await books.create(values).catch(error => {
+        if (error instanceof DuplicateError) return null
+        throw error
+      })
+      if (created === null) return
+      t.match(created.record, { ...values, created_at: iso }, 'create answers the values')
+      const read = await books.get((created.record as { book_id: string }).book_id)
+      if (JSON.stringify(read) !== JSON.stringify(created)) t.fail(`read back differs: ${JSON.stringify(read)} vs ${JSON.stringify(created)}`)
+    }), { seed: 20261123, numRuns: 60 })
+    t.pass('every generated record read back byte for byte')
+  })
+
+  t.test('lists page in creation order with an opaque position', async t => {
+    const { books } = await opened(t)
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push((await books.create(book({ title: `Book ${i}` }))).record.book_id)
+    const first = await books.list(2, null)
+    t.same(first.items.map(b => b.book_id), ids.slice(0, 2))
+    t.type(first.after, 'string')
+    const second = await books.list(2, first.after)
+    t.same(second.items.map(b => b.book_id), ids.slice(2, 4))
+    const last = await books.list(2, second.after)
+    t.same(last.items.map(b => b.book_id), ids.slice(4))
+    t.equal(last.after, null, 'the last page says so')
+    t.same((await books.list(10, null)).items.map(b => b.book_id), ids)
+  })
+
+  t.test('a unique value taken is a DuplicateError naming the field; emails ignore case', async t => {
+    const { books, students } = await opened(t)
+    await books.create(book({ isbn: '9780441013593' }))
+    await t.rejects(books.create(book({ isbn: '9780441013593' })), new DuplicateError('book', 'isbn'))
+    await students.create(student({ email: 'Ada@Example.org' }))
+    await t.rejects(students.create(student({ email: 'ada@EXAMPLE.ORG' })), new DuplicateError('student', 'email'))
+    const other = await students.create(student({ email: 'bob@example.org' }))
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), null), new DuplicateError('student', 'email'))
+    t.equal((await students.list(10, null)).items.length, 2, 'nothing was written by the failed writes')
+  })
+
+  t.test('replace checks the revision in the same write, and grows it', async t => {
+    const { books } = await opened(t)
+    const created = await books.create(book())
+    const id = created.record.book_id
+    const replaced = await books.replace(id, book({ title: 'Dune Messiah' }), [1])
+    t.equal(replaced?.revision, 2)
+    t.equal(replaced?.record.created_at, created.record.created_at, 'created_at is kept')
+    t.match(replaced?.record.updated_at, iso)
+    await t.rejects(books.replace(id, book(), [1]), new PreconditionFailedError('book'))
+    t.equal(await books.replace('01900000-0000-7000-8000-000000000000', book(), null), null, 'no record, no write')
+    t.same(await books.get(id), replaced, 'the stale write changed nothing')
+  })
+
+  t.test('of racing writes with the same expected revision exactly one wins', async t => {
+    const { books } = await opened(t)
+    const id = (await books.create(book())).record.book_id
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => books.replace(id, book({ title: `Writer ${i}` }), [1])))
+    t.equal(outcomes.filter(o => o.status === 'fulfilled').length, 1, 'one winner')
+    t.ok(outcomes.every(o => o.status === 'fulfilled' || o.reason instanceof PreconditionFailedError), 'the others get 412')
+    t.equal((await books.get(id))?.revision, 2)
+  })
+
+  t.test('delete: checked, once', async t => {
+    const { books } = await opened(t)
+    const id = (await books.create(book())).record.book_id
+    await t.rejects(books.delete(id, [7]), new PreconditionFailedError('book'))
+    t.equal(await books.delete(id, [1]), true)
+    t.equal(await books.delete(id, null), false)
+    t.equal(await books.get(id), null)
+  })
+
+  t.test('an idempotency key is stored with its record, and only with it', async t => {
+    const { books, idempotency } = await opened(t)
+    const created = await books.create(book({ isbn: '9780441013593' }), entry('k1'))
+    const found = await idempotency.find('key-1 createBook', 'k1', Date.now())
+    t.same(found, { fingerprint: 'f', response: { status: 201, headers: { location: '/x' }, body: JSON.stringify(created.record) } })
+    await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new DuplicateError('book', 'isbn'))
+    t.equal(await idempotency.find('key-1 createBook', 'k2', Date.now()), null, 'a failed create stores no key')
+    t.equal(await idempotency.find('key-1 createBook', 'k1', Date.now() + 120_000), null, 'an expired entry is not found')
+  })
+
+  t.test('the same key sent twice at once creates one record', async t => {
+    const { books, idempotency } = await opened(t)
+    const outcomes = await Promise.allSettled([books.create(book(), entry('same')), books.create(book(), entry('same'))])
+    t.equal(outcomes.filter(o => o.status === 'fulfilled').length, 1)
+    t.ok(outcomes.some(o => o.status === 'rejected' && o.reason instanceof IdempotencyKeyTakenError), 'the other learns the key is taken')
+    t.equal((await books.list(10, null)).items.length, 1)
+    t.not(await idempotency.find('key-1 createBook', 'same', Date.now()), null)
+  })
+
+  t.test('an expired key may be used again', async t => {
+    const { books, idempotency } = await opened(t)
+    await books.create(book(), entry('old', Date.now() - 1))
+    const again = await books.create(book({ title: 'Again' }), entry('old'))
+    const found = await idempotency.find('key-1 createBook', 'old', Date.now())
+    t.equal(found?.response.body, JSON.stringify(again.record))
+  })
+
+  t.test('API keys: created, found, listed, revoked once', async t => {
+    const { apiKeys } = await opened(t)
+    const info = await apiKeys.create({ keyId: 'k_1', name: 'ci', scopes: ['books:read', 'books:write'], secretHash: Buffer.alloc(32, 1) })
+    t.match(info, { key_id: 'k_1', name: 'ci', scopes: ['books:read', 'books:write'], created_at: iso, revoked_at: null })
+    t.same((await apiKeys.find('k_1'))?.secretHash, Buffer.alloc(32, 1))
+    t.equal(await apiKeys.find('k_nope'), null)
+    t.equal(await apiKeys.revoke('k_1'), true)
+    t.equal(await apiKeys.revoke('k_1'), false)
+    t.match((await apiKeys.find('k_1'))?.revoked_at, iso, 'a revocation is seen at once by the node that made it')
+    t.same((await apiKeys.list()).map(k => k.key_id), ['k_1'])
+  })
+
+  t.test('the cursor secret and the data outlive a restart; the probe passes', async t => {
+    const open = await fresh(t)
+    const first = await open()
+    const id = (await first.books.create(book())).record.book_id
+    const secret = await first.cursorSecret()
+    await first.close()
+    const second = await opened(t, open)
+    t.same(await second.cursorSecret(), secret)
+    t.equal(secret.length, 32)
+    t.not(await second.books.get(id), null)
+    await t.resolves(second.probe())
+  })
+
+  t.test('years at the contract bounds, and nulls, round-trip', async t => {
+    const { books, students } = await opened(t)
+    for (const year of [-5000, 0, 9999, null]) {
+      const created = await books.create(book({ published_year: year }))
+      t.equal((await books.get(created.record.book_id))?.record.published_year, year)
+    }
+    const s = await students.create(student({ enrollment_year: null, status: 'graduated' }))
+    t.same((await students.get(s.record.student_id))?.record, s.record)
+  })
+}
