@@ -133,9 +133,15 @@ export interface components {
          *     }
          */
         BookInput: {
-            /** @example Dune */
+            /**
+             * @description Any Unicode text but the NUL character (U+0000), which not every storage engine can hold.
+             * @example Dune
+             */
             title: string;
-            /** @example Frank Herbert */
+            /**
+             * @description Any Unicode text but the NUL character (U+0000), which not every storage engine can hold.
+             * @example Frank Herbert
+             */
             author: string;
             /**
              * Format: isbn
@@ -221,7 +227,10 @@ export interface components {
          *     }
          */
         StudentInput: {
-            /** @example Ada Lovelace */
+            /**
+             * @description Any Unicode text but the NUL character (U+0000), which not every storage engine can hold.
+             * @example Ada Lovelace
+             */
             name: string;
             /**
              * Format: email

@@ -1,13 +1,14 @@
 // `npm run backup -- <file>`: a consistent copy of the live database through SQLite's online backup API.
 import { existsSync } from 'node:fs'
 import { type Io, parseCommandLine, UsageError } from './cli-args.js'
-import { type ConfigError, defaults, loadConfig } from './config.js'
+import { type ConfigError, defaults, loadConfig, maskPassword } from './config.js'
 import { backupDatabase, NoDatabaseError } from './storage/sqlite/database.js'
 
 const usage = `Usage: npm run backup -- <file>
 
-Copies the service's database, DATABASE_PATH (default ${defaults.databasePath}), to the
-new <file> while the service keeps serving, printing progress; never overwrites a file.
+Copies the service's SQLite database, DATABASE_PATH (default ${defaults.databasePath}), to
+the new <file> while the service keeps serving, printing progress; never overwrites a file.
+On PostgreSQL (DATABASE_URL=postgres://...) use pg_dump instead.
   --help, -h  this text
 Exit status: 0 copied, 1 failed, 2 bad usage.`
 
@@ -42,14 +43,20 @@ export async function runBackup (args: string[], env: Readonly<Record<string, st
     io.err(`backup: ${target} already exists; choose a new file`)
     return 1
   }
-  let source
+  let config
   try {
     // The service's own setting, so the backup copies what the service writes.
-    source = loadConfig(env).databasePath
+    config = loadConfig(env)
   } catch (error) {
     io.err(`backup: ${(error as ConfigError).message}`)
     return 1
   }
+  if (config.postgresUrl !== null) {
+    // Said plainly rather than pretended: PostgreSQL's own tools copy a live database consistently.
+    io.err(`backup: DATABASE_URL is a PostgreSQL database (${maskPassword(config.postgresUrl)}); this command copies SQLite files only. Use pg_dump, e.g. pg_dump --format=custom --file=${target} "$DATABASE_URL", or your provider's snapshots`)
+    return 1
+  }
+  const source = config.databasePath
   try {
     const pages = await backupDatabase(source, target, (done, total) => {
       io.out(`backup: ${Math.floor((done / total) * 100)}% (${done}/${total} pages)`)

@@ -123,9 +123,13 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
   try {
     repositories = await openConfiguredRepositories(config, { create: false })
   } catch (error) {
+    const source = config.postgresUrl === null ? 'DATABASE_PATH' : 'DATABASE_URL'
     io.err(error instanceof NoDatabaseError
-      ? `keys: ${error.message} (DATABASE_PATH): start the service once to create it, or correct the path`
-      : `keys: cannot open ${config.databasePath}: ${(error as Error).message}`)
+      ? `keys: ${error.message} (${source}): start the service once to create it, or correct ${source}`
+      : config.postgresUrl === null
+        ? `keys: cannot open ${config.databasePath}: ${(error as Error).message}`
+        // The PostgreSQL engine's message names DATABASE_URL already, its password masked.
+        : `keys: ${(error as Error).message}`)
     return 1
   }
   try {

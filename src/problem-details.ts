@@ -23,7 +23,11 @@ const patternMeanings: Record<string, string> = {
   cursor: 'is not a cursor issued by this list',
   'if-match': 'must be * or one or more entity tags in double quotes, as the ETag header gave them, e.g. "3-5e6f7a8b9c0d"',
   'if-none-match': 'must be * or one or more entity tags in double quotes, as the ETag header gave them, e.g. "3-5e6f7a8b9c0d"',
-  'idempotency-key': 'must be 1 to 255 printable ASCII characters, optionally in double quotes'
+  'idempotency-key': 'must be 1 to 255 printable ASCII characters, optionally in double quotes',
+  // Text fields refuse only NUL (U+0000), which PostgreSQL cannot store; both engines answer alike.
+  title: 'must not contain the NUL character (U+0000)',
+  author: 'must not contain the NUL character (U+0000)',
+  name: 'must not contain the NUL character (U+0000)'
 }
 
 const formatMeanings: Record<string, string> = {

@@ -158,3 +158,21 @@ t.test('PUT takes back the book as GET returned it, one field changed; read-only
   t.same(created.json().errors, [{ detail: 'is not a field of this resource', pointer: '#/book_id' }], 'a create takes no server-set field')
   t.equal((await request({ method: 'PUT', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', payload: { ...dune, updated_at: book.updated_at } })).statusCode, 404, 'an unknown book is a 404 still')
 })
+
+t.test('text refuses only NUL (U+0000), on every engine; any other character is stored as sent', async t => {
+  const { request } = await build(t)
+  const refused = await request({ method: 'POST', url: '/books', payload: { title: 'Du\u0000ne', author: 'A\u0000' } })
+  t.equal(refused.statusCode, 400)
+  t.same(refused.json().errors.map((e: { pointer: string, detail: string }) => [e.pointer, e.detail]), [
+    ['#/title', 'must not contain the NUL character (U+0000)'],
+    ['#/author', 'must not contain the NUL character (U+0000)']
+  ])
+  const student = await request({ method: 'POST', url: '/api/students', payload: { name: '\u0000', email: 'nul@example.org' } })
+  t.equal(student.statusCode, 400)
+  const odd = { title: '\u0001\u001f\u007f\ud83d\ude00 \u202e\ufeff', author: '\\ \' " \u2028' }
+  const stored = await request({ method: 'POST', url: '/books', payload: odd })
+  t.equal(stored.statusCode, 201)
+  t.match(stored.json(), odd)
+  t.match((await request({ method: 'GET', url: stored.headers.location as string })).json(), odd, 'read back as sent')
+  t.equal((await request({ method: 'GET', url: '/books' })).json().items.length, 1, 'the refused writes stored nothing')
+})

@@ -1,4 +1,4 @@
-// Test helpers: a fresh app on an in-memory database whose every response is checked against the contract.
+// Test helpers: a fresh app on an empty database whose every response is checked against the contract.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +8,7 @@ import type { Test } from 'tap'
 import { type AppDependencies, buildApp } from '../src/app.js'
 import { type Config, loadConfig } from '../src/config.js'
 import { contractProblems } from './contract.js'
+import { testDatabase } from './postgres.js'
 
 /** The all-scopes key every test app accepts (as ADMIN_API_KEY); request() sends it unless told otherwise. */
 export const adminKey = 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
@@ -23,8 +24,17 @@ export interface TestApi {
   request (options: RequestOptions): Promise<InjectResponse>
 }
 
+/**
+ * The engine the HTTP tests run on: SQLite in memory, or with TEST_ENGINE=postgres a fresh PostgreSQL
+ * database per app (CI runs the suite both ways). A test that names its own SQLite file or storage keeps it.
+ */
+export const testEngine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+
 export async function build (t: Test, overrides: Partial<Config> = {}, dependencies: Partial<AppDependencies> = {}): Promise<TestApi> {
-  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey, ...overrides }), dependencies)
+  const storage: Partial<Config> = testEngine === 'postgres' && !('databasePath' in overrides) && dependencies.repositories === undefined
+    ? { postgresUrl: await testDatabase(t), recordCacheSize: 0 }
+    : { databasePath: ':memory:' }
+  const app = await buildApp(loadConfig({}, { ...storage, logLevel: 'silent', adminApiKey: adminKey, ...overrides }), dependencies)
   t.teardown(() => app.close())
   return {
     app,
