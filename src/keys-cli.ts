@@ -15,8 +15,8 @@ const usage = `Usage: npm run keys -- <command> [options]
   --help, -h       this text
 
 Scopes: ${allScopes.join(', ')}.
-The database is DATABASE_PATH (default ${defaults.databasePath}), as for the service; it
-must exist: the service creates it on its first start.
+The database is the service's: DATABASE_URL (PostgreSQL) or DATABASE_PATH (default
+${defaults.databasePath}); it must exist: the service creates it on its first start.
 Exit status: 0 done, 1 failed, 2 bad usage.`
 
 type Command =
@@ -123,9 +123,9 @@ export async function runKeys (args: string[], env: Readonly<Record<string, stri
   try {
     repositories = await openConfiguredRepositories(config, { create: false })
   } catch (error) {
-    const source = config.postgresUrl === null ? 'DATABASE_PATH' : 'DATABASE_URL'
+    const [source, what] = config.postgresUrl === null ? ['DATABASE_PATH', 'the path'] : ['DATABASE_URL', 'the URL']
     io.err(error instanceof NoDatabaseError
-      ? `keys: ${error.message} (${source}): start the service once to create it, or correct ${source}`
+      ? `keys: ${error.message} (${source}): start the service once to create it, or correct ${what}`
       : config.postgresUrl === null
         ? `keys: cannot open ${config.databasePath}: ${(error as Error).message}`
         // The PostgreSQL engine's message names DATABASE_URL already, its password masked.

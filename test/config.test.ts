@@ -106,3 +106,27 @@ t.test('loadConfig refuses unusable values with a message naming the variable', 
     t.throws(() => loadConfig(env), ConfigError)
   }
 })
+
+t.test('DATABASE_URL chooses the engine; a bad one is named with its password masked', async t => {
+  t.match(loadConfig({ DATABASE_PATH: '/srv/a.sqlite' }), { databasePath: '/srv/a.sqlite', postgresUrl: null, recordCacheSize: 10000 })
+  t.match(loadConfig({ DATABASE_URL: 'file:/srv/b.sqlite', DATABASE_PATH: '/srv/a.sqlite' }), { databasePath: '/srv/b.sqlite', postgresUrl: null })
+  t.match(loadConfig({ DATABASE_URL: './c.sqlite' }), { databasePath: './c.sqlite', postgresUrl: null })
+  const pg = loadConfig({ DATABASE_URL: 'postgresql://app:s3cret@db:5432/books' })
+  t.match(pg, { postgresUrl: 'postgresql://app:s3cret@db:5432/books', recordCacheSize: 0, pgPoolMax: 4, apiKeyCacheTtl: 2000 }, 'caches are off on PostgreSQL')
+  t.equal(loadConfig({ DATABASE_URL: 'postgres://db/books', RECORD_CACHE_SIZE: '50' }).recordCacheSize, 50, 'unless asked for')
+  t.match(loadConfig({ DATABASE_URL: 'postgres://db/b', PG_POOL_MAX: '8', PG_CONNECT_TIMEOUT_MS: '500', PG_STATEMENT_TIMEOUT_MS: '900', API_KEY_CACHE_TTL_MS: '0' }),
+    { pgPoolMax: 8, pgConnectTimeout: 500, pgStatementTimeout: 900, apiKeyCacheTtl: 0 })
+  for (const url of ['mysql://root:s3cret@db/books', 'postgres://app:s3cret@[db/books']) {
+    const message = (() => {
+      try {
+        loadConfig({ DATABASE_URL: url })
+      } catch (error) {
+        return error instanceof ConfigError ? error.message : `not a ConfigError: ${String(error)}`
+      }
+      return 'accepted'
+    })()
+    t.match(message, /^DATABASE_URL .*:\*\*\*@/, url)
+    t.notMatch(message, 's3cret', 'the password is never shown')
+  }
+  t.throws(() => loadConfig({ DATABASE_URL: 'postgres://db/b', PG_POOL_MAX: '0' }), /PG_POOL_MAX must be an integer from 1 to 1000/)
+})
