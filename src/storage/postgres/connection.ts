@@ -49,19 +49,17 @@ export async function connect (settings: PostgresSettings, pipeline: boolean): P
 /**
  * A fixed set of pipelined connections used in turn: many requests' statements share one round trip
  * (pg's opt-in pipelining, each statement with its own Sync, so one's error never touches another's).
- * A connection that breaks is replaced on next use; the requests on it at the time fail.
+ * A connection that breaks is replaced on next use; the requests on it at the time fail (a 500).
  */
 export class PipelinedClients {
   readonly #settings: PostgresSettings
   readonly #slots: (Promise<pg.Client> | null)[]
-  readonly #onError: (error: Error) => void
   #next = 0
   #closed = false
 
-  constructor (settings: PostgresSettings, onError: (error: Error) => void) {
+  constructor (settings: PostgresSettings) {
     this.#settings = settings
     this.#slots = Array.from({ length: settings.connections }, () => null)
-    this.#onError = onError
   }
 
   /** Connects the first client, so that a start against an unreachable server fails at once. */
@@ -81,12 +79,10 @@ export class PipelinedClients {
     const existing = this.#slots[slot]
     if (existing != null) return existing
     const opening = connect(this.#settings, true).then(client => {
-      const forget = (error?: Error) => {
-        if (this.#slots[slot] === opening) this.#slots[slot] = null
-        if (error !== undefined) this.#onError(error)
-      }
+      // The statements in flight on it fail; the next query opens a new connection.
+      const forget = () => { if (this.#slots[slot] === opening) this.#slots[slot] = null }
       client.on('error', forget)
-      client.on('end', () => forget())
+      client.on('end', forget)
       return client
     })
     this.#slots[slot] = opening
@@ -97,9 +93,8 @@ export class PipelinedClients {
 
   async close (): Promise<void> {
     this.#closed = true
-    const clients = await Promise.allSettled(this.#slots.filter(s => s !== null))
-    this.#slots.fill(null)
+    const slots = this.#slots.splice(0, this.#slots.length, ...this.#slots.map(() => null))
     // end() waits for the statements already sent, so requests in flight still get their answers.
-    await Promise.allSettled(clients.map(c => c.status === 'fulfilled' ? c.value.end() : undefined))
+    await Promise.allSettled(slots.map(slot => slot?.then(client => client.end())))
   }
 }

@@ -49,8 +49,7 @@ async function prepare (settings: PostgresSettings, shouldMigrate: boolean): Pro
 
 export async function openPostgresRepositories (settings: PostgresSettings, options: PostgresOptions = {}): Promise<Repositories> {
   const secret = await prepare(settings, options.migrate ?? true)
-  // A connection that breaks is replaced on its next use; the requests it carried fail with a 500.
-  const reads = new PipelinedClients(settings, () => {})
+  const reads = new PipelinedClients(settings)
   await reads.open()
   const writes = new GroupCommit(() => connect(settings, true), options.onBatch)
   const idempotency = new PostgresIdempotency(reads)

@@ -122,7 +122,7 @@ export class PostgresTable<T, V extends object> {
           if (inserted!.rowCount === 0) throw this.#duplicate(values)
           return created
         },
-        failure: error => this.#failure(error)
+        failure: error => this.#failure(error, values)
       })
     }
     const { scope, key, fingerprint, expiresAt, response } = remember(created)
@@ -143,7 +143,7 @@ export class PostgresTable<T, V extends object> {
         return created
       },
       // Waiting on the key's row timed out: the first request with it is still running.
-      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error)
+      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error, values)
     })
   }
 
@@ -166,7 +166,7 @@ export class PostgresTable<T, V extends object> {
         if (expected !== null) throw new PreconditionFailedError(this.#spec.kind)
         return null
       },
-      failure: error => this.#failure(error)
+      failure: error => this.#failure(error, values)
     })
   }
 
@@ -179,7 +179,8 @@ export class PostgresTable<T, V extends object> {
         if (row.current === null) return false
         throw new PreconditionFailedError(this.#spec.kind)
       },
-      failure: error => this.#failure(error)
+      // A delete takes no unique value: whatever it raises is the server's fault.
+      failure: error => error
     })
   }
 
@@ -189,11 +190,11 @@ export class PostgresTable<T, V extends object> {
     return new DuplicateError(this.#spec.kind, field)
   }
 
-  /** A unique violation raised (rather than returned) by a write run alone names its field; anything else is the server's fault. */
-  #failure (error: Error): Error {
-    const { code, constraint } = error as { code?: string, constraint?: string }
-    if (code !== uniqueViolation) return error
-    const field = this.#writable.find(c => constraint === `${this.#spec.table}_${c}_key` || constraint === `${this.#spec.table}_${c}_unique`)
-    return field === undefined ? error : new DuplicateError(this.#spec.kind, field)
+  /**
+   * A write run alone raised: a unique value taken by a write that committed while this one waited on
+   * it (a race the write's own check cannot see) is the usual 409; anything else is the server's fault.
+   */
+  #failure (error: Error, values: V): Error {
+    return (error as { code?: string }).code === uniqueViolation ? this.#duplicate(values) : error
   }
 }
