@@ -176,3 +176,18 @@ t.test('text refuses only NUL (U+0000), on every engine; any other character is 
   t.match((await request({ method: 'GET', url: stored.headers.location as string })).json(), odd, 'read back as sent')
   t.equal((await request({ method: 'GET', url: '/books' })).json().items.length, 1, 'the refused writes stored nothing')
 })
+
+t.test('an id in upper case names the same book (UUIDs ignore case), on every engine', async t => {
+  const { request } = await build(t)
+  const created = await request({ method: 'POST', url: '/books', payload: dune })
+  const id: string = created.json().book_id
+  const upper = `/books/${id.toUpperCase()}`
+  const got = await request({ method: 'GET', url: upper })
+  t.equal(got.statusCode, 200)
+  t.equal(got.json().book_id, id, 'answered with the id as the service wrote it')
+  t.equal(got.headers.etag, created.headers.etag)
+  const put = await request({ method: 'PUT', url: upper, payload: { ...dune, title: 'Dune!' }, headers: { 'if-match': created.headers.etag as string } })
+  t.equal(put.statusCode, 200)
+  t.equal((await request({ method: 'DELETE', url: upper })).statusCode, 204)
+  t.equal((await request({ method: 'GET', url: `/books/${id}` })).statusCode, 404)
+})

@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { checkServerSetFields, bookValues } from './input.js'
+import { checkServerSetFields, bookValues, recordId } from './input.js'
 import { listPage } from './paging.js'
 
 type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
@@ -29,12 +29,12 @@ export function bookHandlers (books: BookRepository, cursors: CursorCodec, idemp
     },
 
     async getBook (request, reply) {
-      const id = request.params.book_id
+      const id = recordId(request.params.book_id)
       return readAnswer(request, reply, 'book', id, await books.get(id))
     },
 
     async updateBook (request, reply) {
-      const id = request.params.book_id
+      const id = recordId(request.params.book_id)
       await checkServerSetFields(request.body, 'book_id', id, () => books.get(id))
       const updated = await books.replace(id, bookValues(request.body), expectedRevisions(request.headers['if-match'], id))
       if (updated === null) throw new NotFoundError('book', id)
@@ -42,7 +42,7 @@ export function bookHandlers (books: BookRepository, cursors: CursorCodec, idemp
     },
 
     async deleteBook (request, reply) {
-      const id = request.params.book_id
+      const id = recordId(request.params.book_id)
       if (!await books.delete(id, expectedRevisions(request.headers['if-match'], id))) throw new NotFoundError('book', id)
       return reply.code(204).send()
     }

@@ -4,6 +4,13 @@ import { ValidationError } from '../errors.js'
 import { toIsbn13 } from '../isbn.js'
 import type { BookValues, StudentValues, Versioned } from '../storage/types.js'
 
+/**
+ * The id in a path, as the service writes ids: UUIDs compare regardless of letter case (RFC 9562), and
+ * the storage engines would not agree on an upper-case one (PostgreSQL's uuid type ignores case, a
+ * SQLite text column does not).
+ */
+export const recordId = (id: string): string => id.toLowerCase()
+
 export function bookValues (input: BookInput): BookValues {
   return {
     title: input.title,

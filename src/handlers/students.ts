@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { checkServerSetFields, studentValues } from './input.js'
+import { checkServerSetFields, recordId, studentValues } from './input.js'
 import { listPage } from './paging.js'
 
 type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
@@ -29,12 +29,12 @@ export function studentHandlers (students: StudentRepository, cursors: CursorCod
     },
 
     async getStudent (request, reply) {
-      const id = request.params.student_id
+      const id = recordId(request.params.student_id)
       return readAnswer(request, reply, 'student', id, await students.get(id))
     },
 
     async updateStudent (request, reply) {
-      const id = request.params.student_id
+      const id = recordId(request.params.student_id)
       await checkServerSetFields(request.body, 'student_id', id, () => students.get(id))
       const updated = await students.replace(id, studentValues(request.body), expectedRevisions(request.headers['if-match'], id))
       if (updated === null) throw new NotFoundError('student', id)
