@@ -46,10 +46,14 @@ export const testRedisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:637
 /** One connection attempt and a PING, failing fast: a check, not a client. */
 export async function pingRedis (url: string): Promise<void> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, commandTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  client.on('error', () => {})
+  // connect() only says "Connection is closed."; the 'error' event has the cause (ECONNREFUSED…).
+  let cause: Error | undefined
+  client.on('error', (error: Error) => { cause ??= error })
   try {
     await client.connect()
     await client.ping()
+  } catch (error) {
+    throw cause ?? error
   } finally {
     client.disconnect()
   }
@@ -66,7 +70,9 @@ export function needRedis (t: Pick<Test, 'fail'>, url = testRedisUrl): Promise<{
 /** A key prefix of this test's own, whose keys are deleted when `t` ends; the shared Redis is never flushed. */
 export function redisKeyPrefix (t: Test, url = testRedisUrl): { prefix: string, client: Redis } {
   const prefix = `test:${randomUUID()}:`
-  const client = new Redis(url)
+  // Gives up rather than waits for a Redis that is not there (under CI the tests then fail, not hang).
+  const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null })
+  client.on('error', () => {})
   t.teardown(async () => {
     const keys = await client.keys(`${prefix}*`)
     if (keys.length > 0) await client.del(...keys)
