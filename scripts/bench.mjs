@@ -189,7 +189,7 @@ const nextPostedIsbn = () => isbn13('979' + String(posted++).padStart(9, '0'))
  * Returns a sample of the records spread over the whole collection and a cursor into its middle.
  */
 async function seed (dbPath, count) {
-  const { openDatabase } = await import(join(root, 'dist/db/database.js'))
+  const { openDatabase } = await import(join(root, 'dist/storage/sqlite/database.js'))
   const { CursorCodec } = await import(join(root, 'dist/cursor.js'))
   const db = openDatabase(dbPath)
   const insertBook = db.prepare(`INSERT INTO books (book_id, title, author, isbn, published_year, created_at, updated_at)

@@ -18,7 +18,8 @@ import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
-import { RateLimiter, rateLimit } from './rate-limit.js'
+import { openRateLimitStore, rateLimit } from './rate-limit.js'
+import type { RateLimitStore } from './rate-limit-store.js'
 import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './storage/types.js'
@@ -36,15 +37,28 @@ export interface AppDependencies {
   clock: () => number
   /** The contract to serve and route; openapi.yaml unless given (tests use fixtures). */
   document: OpenApiDocument
+  /** Rate-limit counters; Redis at config.redisUrl, or this process's memory, unless given. Closed with the app. */
+  rateLimitStore: RateLimitStore
+  /** Told of every failed operation of the shared rate-limit store, e.g. to count them for metrics. */
+  onRateLimitStoreError: (error: Error) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The rate-limit counters, for a readiness check (`probe()`). */
+    rateLimitStore: RateLimitStore
+  }
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const repositories = dependencies.repositories ?? await openConfiguredRepositories(config)
   const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
-  const limit = rateLimit(config, new RateLimiter(dependencies.clock ?? Date.now))
   const logStream = dependencies.logStream ?? pino.destination(1)
   const logger = pino({ level: config.logLevel }, logStream)
+  const rateLimitStore = dependencies.rateLimitStore ??
+    await openRateLimitStore(config, { log: logger, onStoreError: dependencies.onRateLimitStoreError })
+  const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
   const logRequest = logger.isLevelEnabled('info') ? requestLogger(logStream) : null
   /** What every request goes through first: security headers, its id, who is calling, and the caller's quota. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -92,6 +106,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // RFC 9110 §10.1.1 lets a server ignore an expectation it does not support, so the request is served.
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
   app.addHook('onClose', async () => repositories.close())
+  app.decorate('rateLimitStore', rateLimitStore)
+  app.addHook('onClose', async () => rateLimitStore.close())
 
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)

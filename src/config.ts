@@ -42,6 +42,12 @@ export interface Config {
   rateLimit: RateLimit
   /** Requests per window for each client address without a key (`RATE_LIMIT_ANONYMOUS`). */
   rateLimitAnonymous: RateLimit
+  /** Redis that holds the rate-limit counters of every node (`REDIS_URL`); null counts in each process. */
+  redisUrl: string | null
+  /** Prefix of the counters' Redis keys (`REDIS_KEY_PREFIX`), so that several deployments can share one Redis. */
+  redisKeyPrefix: string
+  /** Milliseconds a request waits for Redis (`REDIS_TIMEOUT_MS`), connecting or counting, before it counts in the process. */
+  redisTimeout: number
   /** Browser origins allowed by CORS (`CORS_ORIGINS`, comma-separated); empty turns CORS off. */
   corsOrigins: string[]
   /** Milliseconds a client has to send the request headers (`HEADERS_TIMEOUT`). */
@@ -79,6 +85,10 @@ export const defaults: Readonly<Config> = {
   // A real client rarely needs 10 requests a second; a flood meets 429 within a second.
   rateLimit: { requests: 600, seconds: 60 },
   rateLimitAnonymous: { requests: 120, seconds: 60 },
+  redisUrl: null,
+  redisKeyPrefix: 'rl:',
+  // A local or same-zone Redis answers in well under a millisecond; this only bounds a dead or hung one.
+  redisTimeout: 250,
   corsOrigins: [],
   headersTimeout: 10_000,
   requestTimeout: 30_000,
@@ -157,6 +167,24 @@ function database (env: Env): Pick<Config, 'databasePath' | 'postgresUrl'> {
   return { databasePath: url.replace(/^file:/, ''), postgresUrl: null }
 }
 
+/** `REDIS_URL`: checked here so that a typo stops the start with one line, not a reconnect loop in the log. */
+function redisUrl (env: Env): string | null {
+  const url = text(env, 'REDIS_URL', '')
+  if (url === '') return null
+  if (!/^rediss?:\/\//.test(url) || !URL.canParse(url)) {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL (got ${JSON.stringify(maskPassword(url))})`)
+  }
+  return url
+}
+
+function keyPrefix (env: Env): string {
+  const raw = text(env, 'REDIS_KEY_PREFIX', defaults.redisKeyPrefix)
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) {
+    throw new ConfigError(`REDIS_KEY_PREFIX must be 1 to 64 printable characters without spaces (got ${JSON.stringify(raw)})`)
+  }
+  return raw
+}
+
 /** The URL with its password replaced, for messages and logs. */
 export function maskPassword (url: string): string {
   return url.replace(/^([a-z][\w+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
@@ -208,6 +236,9 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     publicBookReads: boolean(env, 'PUBLIC_BOOK_READS', defaults.publicBookReads),
     rateLimit: rateLimit(env, 'RATE_LIMIT', defaults.rateLimit),
     rateLimitAnonymous: rateLimit(env, 'RATE_LIMIT_ANONYMOUS', defaults.rateLimitAnonymous),
+    redisUrl: redisUrl(env),
+    redisKeyPrefix: keyPrefix(env),
+    redisTimeout: integer(env, 'REDIS_TIMEOUT_MS', 10, 60_000, defaults.redisTimeout),
     corsOrigins: origins(env),
     headersTimeout: integer(env, 'HEADERS_TIMEOUT', 100, 600_000, defaults.headersTimeout),
     requestTimeout: integer(env, 'REQUEST_TIMEOUT', 100, 3_600_000, defaults.requestTimeout),

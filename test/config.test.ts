@@ -130,3 +130,20 @@ t.test('DATABASE_URL chooses the engine; a bad one is named with its password ma
   }
   t.throws(() => loadConfig({ DATABASE_URL: 'postgres://db/b', PG_POOL_MAX: '0' }), /PG_POOL_MAX must be an integer from 1 to 1000/)
 })
+
+t.test('loadConfig reads the shared rate-limit settings; a bad REDIS_URL is refused with its password masked', async t => {
+  t.match(defaults, { redisUrl: null, redisKeyPrefix: 'rl:', redisTimeout: 250 })
+  t.match(loadConfig({ REDIS_URL: 'rediss://:s3cret@cache.example:6380/2', REDIS_KEY_PREFIX: 'staging:rl:', REDIS_TIMEOUT_MS: '50' }), {
+    redisUrl: 'rediss://:s3cret@cache.example:6380/2',
+    redisKeyPrefix: 'staging:rl:',
+    redisTimeout: 50
+  })
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ REDIS_URL: 'http://user:s3cret@cache.example' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "http:\/\/user:\*\*\*@cache.example"\)$/],
+    [{ REDIS_URL: 'redis://:s3cret@[::1' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(got "redis:\/\/:\*\*\*@\[::1"\)$/],
+    [{ REDIS_KEY_PREFIX: 'a b' }, /^REDIS_KEY_PREFIX must be 1 to 64 printable characters without spaces \(got "a b"\)$/],
+    [{ REDIS_KEY_PREFIX: 'x'.repeat(65) }, /^REDIS_KEY_PREFIX must be/],
+    [{ REDIS_TIMEOUT_MS: '5' }, /^REDIS_TIMEOUT_MS must be an integer from 10 to 60000/]
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})

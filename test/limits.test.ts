@@ -17,6 +17,7 @@ t.test('every response carries RateLimit-Policy and RateLimit; keyed and anonymo
     t.match(res.headers['ratelimit'], /^"keyed";r=\d+;t=\d+$/, `${method} ${url} → ${res.statusCode}`)
   }
   t.match((await app.inject({ method: 'GET', url: '/docs/json' })).headers['ratelimit'], /^"anonymous";r=\d+;t=\d+$/, 'the docs count too')
+  await t.resolves(app.rateLimitStore.probe(), 'without REDIS_URL the counters are in memory, always ready')
 })
 
 t.test('an exhausted quota answers 429 with Retry-After and a quota-exceeded problem; other callers go on', async t => {

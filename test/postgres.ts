@@ -3,12 +3,10 @@ import { createHash } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { postgresMigrations, migrate } from '../src/storage/postgres/migrations.js'
+import { needService } from './services.js'
 
 /** The server tests use: TEST_POSTGRES_URL, or this machine's local PostgreSQL. */
 export const serverUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
-/** Whether a missing service fails the run (CI) rather than skipping the tests that need it. */
-export const required = process.env.CI === 'true'
 
 const prefix = 'bsa_test_'
 // A new template for every change to the migrations, so a clone always has today's schema.
@@ -87,13 +85,13 @@ export async function postgresReachable (): Promise<boolean> {
  * them, except in CI, where an unreachable PostgreSQL fails the run instead.
  */
 export async function withPostgres (t: Test, tests: (t: Test) => Promise<void> | void): Promise<void> {
-  if (await postgresReachable()) {
-    await tests(t)
-    return
-  }
-  const how = `PostgreSQL is not reachable at ${serverUrl}: start it (README, "Run on PostgreSQL") or set TEST_POSTGRES_URL`
-  if (required) t.fail(`${how}; CI needs it`)
-  else t.skip(`${how} to run these tests`, () => {})
+  const { skip } = await needService(t, {
+    name: `PostgreSQL at ${serverUrl}`,
+    check: async () => { await admin(client => client.query('SELECT 1')) },
+    howToRun: 'start PostgreSQL (README, "Run on PostgreSQL") or set TEST_POSTGRES_URL'
+  })
+  if (skip === undefined) await tests(t)
+  else t.skip(skip, () => {})
 }
 
 /** A fresh, migrated, empty database for `t`, dropped when `t` ends; returns its URL. */
