@@ -1,9 +1,11 @@
 // Idempotent creates: a retried POST with the same Idempotency-Key replays the first response and creates nothing.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { Config } from '../src/config.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import type { Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/api-keys.js'
-import { build, ada, dune } from './helper.js'
+import { build, ada, dune, tempDatabase } from './helper.js'
+import { testDatabase, withPostgres } from './postgres.js'
 
 t.test('POST /books retried with the same key and body replays the first 201 and creates nothing', async t => {
   const { request } = await build(t)
@@ -135,4 +137,27 @@ t.test('keys are scoped to the caller: two API keys may use the same Idempotency
   t.not(theirs.json().book_id, mine.json().book_id)
   const again = await request({ method: 'POST', url: '/books', headers, payload: { ...dune, isbn: null }, key: other })
   t.equal(again.json().book_id, theirs.json().book_id, 'each caller replays its own first response')
+})
+
+/** Two nodes on one database send the same key at the same moment: one record, and both answer its 201. */
+async function sameKeyOnTwoNodes (t: Test, storage: Partial<Config>): Promise<void> {
+  const [a, b] = [await build(t, storage), await build(t, storage)]
+  const headers = { 'idempotency-key': 'two-nodes-1' }
+  const answers = await Promise.all([a, b].map(node => node.request({ method: 'POST', url: '/books', headers, payload: dune })))
+  t.same(answers.map(res => res.statusCode), [201, 201])
+  t.same(answers.map(res => res.headers['idempotent-replayed'] ?? 'first').sort(), ['first', 'true'], 'one created, the other replayed it')
+  t.same(answers[0]!.json(), answers[1]!.json())
+  t.equal((await a.request({ method: 'GET', url: '/books' })).json().items.length, 1, 'one book')
+  const other = await b.request({ method: 'POST', url: '/books', headers, payload: { ...dune, title: 'Other' } })
+  t.equal(other.statusCode, 422, 'the key stays bound to its first body on every node')
+}
+
+t.test('the same key on two SQLite processes at once (one file) creates one record', async t => {
+  await sameKeyOnTwoNodes(t, { databasePath: tempDatabase(t) })
+})
+
+await withPostgres(t, t => {
+  t.test('the same key on two PostgreSQL nodes at once creates one record', async t => {
+    await sameKeyOnTwoNodes(t, { postgresUrl: await testDatabase(t), recordCacheSize: 0 })
+  })
 })

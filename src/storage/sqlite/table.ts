@@ -87,10 +87,13 @@ export class SqliteTable<T, V extends object> {
       this.#pages?.clear()
       const now = new Date()
       const record = { [idColumn]: uuidv7(), ...values, created_at: now.toISOString(), updated_at: now.toISOString() }
-      this.#insert.run(record)
       // A new row's revision is the column's default, 1.
       const created: Versioned<T> = { record: record as T, revision: 1 }
+      // The key is claimed first: a request whose key another process stored meanwhile replays that
+      // one's answer rather than meeting its record as a duplicate (the savepoint undoes the claim if
+      // the record cannot be written).
       if (remember !== undefined) idempotency.store(remember(created), now.getTime())
+      this.#insert.run(record)
       return created
     })
     this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
