@@ -21,7 +21,7 @@ export interface PostgresOptions {
   onBatch?: (size: number) => void
 }
 
-const bookTypes: ColumnTypes<BookValues> = {
+export const bookTypes: ColumnTypes<BookValues> = {
   book_id: 'uuid', title: 'text', author: 'text', isbn: 'text', published_year: 'integer', created_at: 'timestamptz', updated_at: 'timestamptz'
 }
 const studentTypes: ColumnTypes<StudentValues> = {
