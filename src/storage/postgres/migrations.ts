@@ -71,10 +71,12 @@ const migrationLock = "hashtextextended('books-students-api:migrate', 0)"
 
 /** The schema version the database is at: 0 when this service never migrated it. */
 export async function schemaVersion (client: ClientBase): Promise<number> {
-  const { rows } = await client.query<{ version: number | null }>(
-    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT max(version) FROM schema_migrations) END AS version"
-  )
-  return rows[0]?.version ?? 0
+  // Two statements: PostgreSQL resolves every table a statement names before running it, so one
+  // statement that reads schema_migrations fails on a database without it, whatever its CASE says.
+  const { rows: [table] } = await client.query<{ exists: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists")
+  if (!table!.exists) return 0
+  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
+  return rows[0]!.version ?? 0
 }
 
 /**

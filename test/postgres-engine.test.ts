@@ -1,0 +1,168 @@
+// The PostgreSQL engine's own failure paths: unreachable servers, schemas too old or too new, batches that fail, lost listeners.
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import type { Book } from '../src/api-types.js'
+import { DuplicateError, PreconditionFailedError } from '../src/errors.js'
+import { latestVersion } from '../src/storage/schema.js'
+import { bookTable } from '../src/storage/tables.js'
+import type { BookValues } from '../src/storage/types.js'
+import { PostgresApiKeys } from '../src/storage/postgres/api-keys.js'
+import { connect, PipelinedClients, type PostgresSettings } from '../src/storage/postgres/connection.js'
+import { GroupCommit, type Write } from '../src/storage/postgres/group-commit.js'
+import { PostgresIdempotency } from '../src/storage/postgres/idempotency.js'
+import { bookTypes, openPostgresRepositories } from '../src/storage/postgres/index.js'
+import { migrate } from '../src/storage/postgres/migrations.js'
+import { PostgresTable } from '../src/storage/postgres/table.js'
+import { emptyDatabase, testDatabase, withPostgres } from './postgres.js'
+
+const settingsFor = (url: string, statementTimeout = 5000): PostgresSettings => ({ url, connections: 1, connectTimeout: 2000, statementTimeout })
+const values = (title: string, isbn: string | null = null): BookValues => ({ title, author: 'A', isbn, published_year: null })
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** A session of its own on `url`, ended with the test. */
+async function session (t: Test, url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  t.teardown(() => client.end())
+  return client
+}
+
+/** Waits until `pid`'s current statement waits on a lock another session holds. */
+async function waitsOnLock (probe: pg.Client, pid: () => number | undefined): Promise<void> {
+  for (;;) {
+    const current = pid()
+    if (current !== undefined) {
+      const { rows } = await probe.query<{ n: number }>('SELECT cardinality(pg_blocking_pids($1)) AS n', [current])
+      if (rows[0]!.n > 0) return
+    }
+    await sleep(5)
+  }
+}
+
+await withPostgres(t, t => {
+  t.test('an unreachable server: one line naming DATABASE_URL, password masked, with the error code', async t => {
+    const url = 'postgres://someone:secret@127.0.0.1:1/nothing'
+    await t.rejects(openPostgresRepositories(settingsFor(url)), { message: /^cannot connect to PostgreSQL at DATABASE_URL=postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nothing: .*ECONNREFUSED/ })
+    // The listener retries on its own; closing stops it.
+    const keys = new PostgresApiKeys(new PipelinedClients(settingsFor(url), () => {}), settingsFor(url), 1000)
+    await keys.listen()
+    await keys.close()
+  })
+
+  t.test('schemas: an empty database is migrated once; one the service never set up, or at another version, is refused', async t => {
+    const url = await emptyDatabase(t)
+    await t.rejects(openPostgresRepositories(settingsFor(url), { migrate: false }), { name: 'NoDatabaseError' }, 'the CLIs refuse an empty database')
+    const client = await session(t, url)
+    await migrate(client)
+    await migrate(client)
+    const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM schema_migrations')
+    t.equal(Number(rows[0]!.n), latestVersion, 'one row per version after two migrations')
+    // Without a key cache TTL the engine opens no listener, and without migrate it leaves the schema alone.
+    const repositories = await openPostgresRepositories(settingsFor(url), { migrate: false })
+    await repositories.close()
+
+    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [latestVersion + 1, 'from the future'])
+    await t.rejects(migrate(client), { message: /newer than this service knows/ }, 'a newer schema stops the start, and its transaction is rolled back')
+    await client.query('DELETE FROM schema_migrations WHERE version >= $1', [latestVersion])
+    await t.rejects(openPostgresRepositories(settingsFor(url), { migrate: false }), { message: `the database's schema is at version ${latestVersion - 1}, this service needs ${latestVersion}; start the service to migrate it` })
+  })
+
+  t.test('expired idempotency keys are swept in batches', async t => {
+    const url = await testDatabase(t)
+    const client = await session(t, url)
+    await client.query(`INSERT INTO idempotency_keys (scope, key, fingerprint, status, headers, body, expires_at)
+      SELECT 's', 'k' || i, 'f', 201, '{}', '{}', CASE WHEN i <= 3 THEN 1 ELSE 9e15 END FROM generate_series(1, 5) AS i`)
+    const reads = new PipelinedClients(settingsFor(url), () => {})
+    t.teardown(() => reads.close())
+    const store = new PostgresIdempotency(reads)
+    t.equal(await store.sweep(Date.now(), 2), 2, 'a batch at most')
+    t.equal(await store.sweep(Date.now()), 1, 'then the rest of the expired')
+    t.equal(await store.sweep(Date.now()), 0, 'and the live ones stay')
+  })
+
+  t.test('group commit: a failed connection fails its batch; a failed statement fails its write alone; a lost COMMIT fails the batch', async t => {
+    const url = await testDatabase(t)
+    const down = new GroupCommit(() => Promise.reject(new Error('no connection')))
+    const write = (text: string): Write<number> => ({ statements: [{ text }], outcome: ([r]) => r!.rowCount ?? 0, failure: error => error })
+    await t.rejects(down.run(write('SELECT 1')), { message: 'no connection' })
+
+    const writes = new GroupCommit(() => connect(settingsFor(url), true))
+    t.teardown(() => writes.close())
+    const [good, bad] = await Promise.allSettled([writes.run(write('SELECT 1')), writes.run(write('SELECT 1/0'))])
+    t.same(good, { status: 'fulfilled', value: 1 }, 'the good write commits when run again alone')
+    t.match(bad, { status: 'rejected', reason: { code: '22012' } }, 'the bad one fails with its own error')
+
+    // The connection dies mid-batch: whether the COMMIT happened is unknown, so every write of the batch fails.
+    const lost = await Promise.allSettled([writes.run(write('SELECT 1')), writes.run(write('SELECT pg_terminate_backend(pg_backend_pid())'))])
+    t.same(lost.map(r => r.status), ['rejected', 'rejected'], 'both writes of the batch fail')
+    t.equal(await writes.run(write('SELECT 1')), 1, 'and the next batch gets a new connection')
+  })
+
+  t.test('replace: a record changed or deleted while the write waited for it; unique values and lock waits raised in a batch', async t => {
+    const url = await testDatabase(t)
+    const pids: number[] = []
+    const writes = new GroupCommit(async () => {
+      const client = await connect(settingsFor(url, 1000), true)
+      pids.push((client as pg.Client & { processID: number }).processID)
+      return client
+    })
+    const reads = new PipelinedClients(settingsFor(url), () => {})
+    t.teardown(async () => { await writes.close(); await reads.close() })
+    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes)
+    const blocker = await session(t, url)
+    const probe = await session(t, url)
+    const writer = () => pids.at(-1)
+
+    const changed = await books.create(values('changed'))
+    await blocker.query('BEGIN')
+    await blocker.query('UPDATE books SET revision = revision + 1 WHERE book_id = $1', [changed.record.book_id])
+    const stale = books.replace(changed.record.book_id, values('too late'), [1])
+    await waitsOnLock(probe, writer)
+    await blocker.query('COMMIT')
+    await t.rejects(stale, new PreconditionFailedError('book'), 'the revision the write expected was replaced while it waited: 412')
+
+    const deleted = await books.create(values('deleted'))
+    await blocker.query('BEGIN')
+    await blocker.query('DELETE FROM books WHERE book_id = $1', [deleted.record.book_id])
+    const gone = books.replace(deleted.record.book_id, values('too late'), null)
+    await waitsOnLock(probe, writer)
+    await blocker.query('COMMIT')
+    t.equal(await gone, null, 'a record deleted while the write waited: not found')
+
+    // A failing neighbour rolls the batch back before the replace runs; run alone, the replace then meets
+    // an isbn another session takes at that moment, raised as a unique violation: still a 409 naming isbn.
+    const other = await books.create(values('other'))
+    await blocker.query('BEGIN')
+    await blocker.query("UPDATE books SET isbn = '9780441013593' WHERE book_id = $1", [other.record.book_id])
+    const neighbour = writes.run({ statements: [{ text: 'SELECT 1/0' }], outcome: () => 0, failure: error => error })
+    const taken = books.replace(changed.record.book_id, values('taken', '9780441013593'), null)
+    await waitsOnLock(probe, writer)
+    await blocker.query('COMMIT')
+    await t.rejects(neighbour, { code: '22012' })
+    await t.rejects(taken, new DuplicateError('book', 'isbn'), 'the raised violation names the field')
+
+    // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.
+    await blocker.query('BEGIN')
+    await blocker.query('SELECT 1 FROM books WHERE book_id = $1 FOR UPDATE', [other.record.book_id])
+    await t.rejects(books.replace(other.record.book_id, values('held'), null), { code: '55P03' })
+    await blocker.query('ROLLBACK')
+  })
+
+  t.test('a lost listener is replaced, and the key cache emptied meanwhile', async t => {
+    const url = await testDatabase(t)
+    const repositories = await openPostgresRepositories(settingsFor(url), { apiKeyCacheTtl: 60_000 })
+    t.teardown(() => repositories.close())
+    const probe = await session(t, url)
+    const listeners = async () => (await probe.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")).rows.map(r => r.pid)
+    let first: number[] = []
+    while (first.length === 0) first = await listeners()
+    await probe.query('SELECT pg_terminate_backend($1)', [first[0]])
+    let next: number[] = []
+    // The engine waits a second before listening again.
+    while (next.length === 0 || next[0] === first[0]) {
+      await sleep(50)
+      next = await listeners()
+    }
+    t.not(next[0], first[0], 'a new session listens')
+  })
+})
