@@ -106,3 +106,13 @@ t.test('loadConfig refuses unusable values with a message naming the variable', 
     t.throws(() => loadConfig(env), ConfigError)
   }
 })
+
+t.test('DATABASE_URL: postgres:// selects PostgreSQL (read cache off), a path keeps SQLite, anything else is refused, password masked', async t => {
+  const postgres = loadConfig({ DATABASE_URL: 'postgres://u:secret@db.example:5432/books' })
+  t.same([postgres.postgresUrl, postgres.recordCacheSize], ['postgres://u:secret@db.example:5432/books', 0])
+  t.equal(loadConfig({ DATABASE_URL: 'postgresql://db.example/books' }).postgresUrl, 'postgresql://db.example/books')
+  const file = loadConfig({ DATABASE_URL: 'file:./data/other.sqlite', DATABASE_PATH: './data/ignored.sqlite' })
+  t.same([file.databasePath, file.postgresUrl], ['./data/other.sqlite', null], 'a path (file: or not) wins over DATABASE_PATH')
+  t.throws(() => loadConfig({ DATABASE_URL: 'postgres://u:secret@[db/books' }), { name: 'ConfigError', message: 'DATABASE_URL is not a valid URL (got "postgres://u:***@[db/books")' })
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://u:secret@db/books' }), { name: 'ConfigError', message: 'DATABASE_URL must be a postgres:// URL or a SQLite file path (got "mysql://u:***@db/books")' })
+})
