@@ -1,4 +1,5 @@
 // The PostgreSQL engine's own failure paths: unreachable servers, schemas too old or too new, batches that fail, lost listeners.
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { Book } from '../src/api-types.js'
@@ -49,6 +50,62 @@ await withPostgres(t, t => {
     await keys.close()
   })
 
+  t.test('connection failures: a refused login names its code; a server that never answers times out; closed clients refuse queries', async t => {
+    const url = await testDatabase(t)
+    const missing = new URL(url)
+    missing.pathname = '/bsa_no_such_database'
+    // The server's message does not name its SQLSTATE, so the line adds it.
+    await t.rejects(connect(settingsFor(missing.toString()), false), { message: /database "bsa_no_such_database" does not exist \(3D000\)$/ })
+    const silent = createServer(() => {})
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => new Promise(resolve => silent.close(resolve)))
+    const { port } = silent.address() as AddressInfo
+    const sockets: Socket[] = []
+    silent.on('connection', socket => sockets.push(socket))
+    t.teardown(() => { for (const socket of sockets) socket.destroy() })
+    await t.rejects(connect({ ...settingsFor(`postgres://postgres@127.0.0.1:${port}/x`), connectTimeout: 100 }, false), { message: /timeout/ })
+
+    // A pool closed while a connection is still being made, then asked again.
+    const pending = new PipelinedClients({ ...settingsFor(`postgres://postgres@127.0.0.1:${port}/x`), connectTimeout: 100 }, () => {})
+    const first = pending.query({ text: 'SELECT 1' })
+    await pending.close()
+    await t.rejects(first, { message: /timeout/ })
+    await t.rejects(pending.query({ text: 'SELECT 1' }), { message: 'the database connections are closed' })
+
+    // A pipelined connection killed under the pool: its error is reported, and the next query reconnects.
+    const errors: Error[] = []
+    const reads = new PipelinedClients(settingsFor(url), error => errors.push(error))
+    t.teardown(() => reads.close())
+    const { pid } = (await reads.query<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid' })).rows[0]!
+    const probe = await session(t, url)
+    await probe.query('SELECT pg_terminate_backend($1)', [pid])
+    while (errors.length === 0) await sleep(10)
+    t.match(errors[0], { code: '57P01' }, 'the terminated connection is reported')
+    const again = await reads.query<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid' })
+    t.not(again.rows[0]!.pid, pid, 'and replaced')
+  })
+
+  t.test('API keys without a cache TTL are read every time; a listener that connects after close is ended', async t => {
+    const url = await testDatabase(t)
+    const reads = new PipelinedClients(settingsFor(url), () => {})
+    t.teardown(() => reads.close())
+    const uncached = new PostgresApiKeys(reads, settingsFor(url), 0)
+    await uncached.create({ keyId: 'k1', name: 'n', scopes: ['books:read'], secretHash: Buffer.alloc(32) })
+    t.equal((await uncached.find('k1'))?.key_id, 'k1')
+    t.equal(await uncached.find('nope'), null)
+    const late = new PostgresApiKeys(reads, settingsFor(url), 1000)
+    const listening = late.listen()
+    await late.close()
+    await listening
+    const probe = await session(t, url)
+    let listeners = 1
+    while (listeners > 0) {
+      listeners = Number((await probe.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state <> 'terminated'")).rows[0]!.n)
+      if (listeners > 0) await sleep(10)
+    }
+    t.pass('no session listens after close')
+  })
+
   t.test('schemas: an empty database is migrated once; one the service never set up, or at another version, is refused', async t => {
     const url = await emptyDatabase(t)
     await t.rejects(openPostgresRepositories(settingsFor(url), { migrate: false }), { name: 'NoDatabaseError' }, 'the CLIs refuse an empty database')
@@ -63,7 +120,12 @@ await withPostgres(t, t => {
 
     await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [latestVersion + 1, 'from the future'])
     await t.rejects(migrate(client), { message: /newer than this service knows/ }, 'a newer schema stops the start, and its transaction is rolled back')
+    await client.query('DELETE FROM schema_migrations WHERE version > $1', [latestVersion])
+    const open = await openPostgresRepositories(settingsFor(url), { migrate: false })
+    await open.probe()
     await client.query('DELETE FROM schema_migrations WHERE version >= $1', [latestVersion])
+    await t.rejects(open.probe(), { message: `schema version ${latestVersion - 1}, expected ${latestVersion}` }, 'the probe notices a schema changed under it')
+    await open.close()
     await t.rejects(openPostgresRepositories(settingsFor(url), { migrate: false }), { message: `the database's schema is at version ${latestVersion - 1}, this service needs ${latestVersion}; start the service to migrate it` })
   })
 
@@ -96,6 +158,16 @@ await withPostgres(t, t => {
     const lost = await Promise.allSettled([writes.run(write('SELECT 1')), writes.run(write('SELECT pg_terminate_backend(pg_backend_pid())'))])
     t.same(lost.map(r => r.status), ['rejected', 'rejected'], 'both writes of the batch fail')
     t.equal(await writes.run(write('SELECT 1')), 1, 'and the next batch gets a new connection')
+
+    // Writes arriving while a batch is on the wire form the next batch; close() waits for both.
+    const inFlight = writes.run(write('SELECT pg_sleep(0.05)'))
+    await new Promise(resolve => setImmediate(resolve))
+    const next = writes.run(write('SELECT 1'))
+    await writes.flush()
+    t.same(await Promise.all([inFlight, next]), [1, 1], 'both batches committed')
+    const queued = writes.run(write('SELECT 2'))
+    await writes.close()
+    t.equal(await queued, 1, 'a write queued at close commits')
   })
 
   t.test('replace: a record changed or deleted while the write waited for it; unique values and lock waits raised in a batch', async t => {
@@ -116,10 +188,11 @@ await withPostgres(t, t => {
     const changed = await books.create(values('changed'))
     await blocker.query('BEGIN')
     await blocker.query('UPDATE books SET revision = revision + 1 WHERE book_id = $1', [changed.record.book_id])
-    const stale = books.replace(changed.record.book_id, values('too late'), [1])
+    // Each outcome is awaited by t.rejects at once, so a rejection never waits without a handler.
+    const stale = t.rejects(books.replace(changed.record.book_id, values('too late'), [1]), new PreconditionFailedError('book'), 'the revision the write expected was replaced while it waited: 412')
     await waitsOnLock(probe, writer)
     await blocker.query('COMMIT')
-    await t.rejects(stale, new PreconditionFailedError('book'), 'the revision the write expected was replaced while it waited: 412')
+    await stale
 
     const deleted = await books.create(values('deleted'))
     await blocker.query('BEGIN')
@@ -134,12 +207,12 @@ await withPostgres(t, t => {
     const other = await books.create(values('other'))
     await blocker.query('BEGIN')
     await blocker.query("UPDATE books SET isbn = '9780441013593' WHERE book_id = $1", [other.record.book_id])
-    const neighbour = writes.run({ statements: [{ text: 'SELECT 1/0' }], outcome: () => 0, failure: error => error })
-    const taken = books.replace(changed.record.book_id, values('taken', '9780441013593'), null)
+    const neighbour = t.rejects(writes.run({ statements: [{ text: 'SELECT 1/0' }], outcome: () => 0, failure: error => error }), { code: '22012' })
+    const taken = t.rejects(books.replace(changed.record.book_id, values('taken', '9780441013593'), null), new DuplicateError('book', 'isbn'), 'the raised violation names the field')
     await waitsOnLock(probe, writer)
     await blocker.query('COMMIT')
-    await t.rejects(neighbour, { code: '22012' })
-    await t.rejects(taken, new DuplicateError('book', 'isbn'), 'the raised violation names the field')
+    await neighbour
+    await taken
 
     // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.
     await blocker.query('BEGIN')

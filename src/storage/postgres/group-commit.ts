@@ -150,9 +150,8 @@ async function transaction (client: pg.Client, statements: pg.QueryConfig[]): Pr
   const body = settled.slice(1, -1)
   const failed = body.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (commit.status === 'rejected') return { committed: false, results: [], failure: null, unknown: commit.reason as Error }
-  // COMMIT of a transaction a statement aborted answers ROLLBACK rather than an error.
-  if (commit.value.command !== 'COMMIT' || failed !== undefined) {
-    return { committed: false, results: [], failure: (failed?.reason as Error | undefined) ?? new Error('transaction rolled back'), unknown: null }
-  }
+  // COMMIT of a transaction a statement aborted answers ROLLBACK rather than an error; the server
+  // reports every statement's error, so a transaction without one committed.
+  if (failed !== undefined) return { committed: false, results: [], failure: failed.reason as Error, unknown: null }
   return { committed: true, results: body.map(s => (s as PromiseFulfilledResult<pg.QueryResult>).value), failure: null, unknown: null }
 }

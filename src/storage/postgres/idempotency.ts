@@ -31,6 +31,7 @@ export class PostgresIdempotency implements IdempotencyStore {
       text: 'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)',
       values: [now, batch]
     })
-    return rowCount ?? 0
+    // A DELETE always reports its count (pg types it nullable for statements that have none).
+    return rowCount!
   }
 }

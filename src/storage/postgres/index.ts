@@ -66,7 +66,7 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     cursorSecret: async () => secret,
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })
-      const version = rows[0]?.version
+      const version = rows[0]!.version
       if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
     },
     close: async () => {
