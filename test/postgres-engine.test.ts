@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { Book } from '../src/api-types.js'
-import { DuplicateError, PreconditionFailedError } from '../src/errors.js'
+import { DuplicateError, IdempotencyKeyInUseError, PreconditionFailedError } from '../src/errors.js'
 import { latestVersion } from '../src/storage/schema.js'
 import { bookTable } from '../src/storage/tables.js'
 import type { BookValues } from '../src/storage/types.js'
@@ -93,6 +93,13 @@ await withPostgres(t, t => {
     await uncached.create({ keyId: 'k1', name: 'n', scopes: ['books:read'], secretHash: Buffer.alloc(32) })
     t.equal((await uncached.find('k1'))?.key_id, 'k1')
     t.equal(await uncached.find('nope'), null)
+    const brief = new PostgresApiKeys(reads, settingsFor(url), 1)
+    t.equal((await brief.find('k1'))?.key_id, 'k1')
+    await sleep(5)
+    t.equal((await brief.find('k1'))?.key_id, 'k1', 'read again once its cache entry expired')
+    await brief.close()
+    const kept = new PostgresApiKeys(reads, settingsFor(url), 60_000)
+    t.equal(await kept.find('k1'), await kept.find('k1'), 'within the TTL the same key object answers')
     const late = new PostgresApiKeys(reads, settingsFor(url), 1000)
     const listening = late.listen()
     await late.close()
@@ -147,6 +154,11 @@ await withPostgres(t, t => {
     const down = new GroupCommit(() => Promise.reject(new Error('no connection')))
     const write = (text: string): Write<number> => ({ statements: [{ text }], outcome: ([r]) => r!.rowCount ?? 0, failure: error => error })
     await t.rejects(down.run(write('SELECT 1')), { message: 'no connection' })
+    // flush() settles that batch within the tick, before the run's own scheduled flush finds nothing to do.
+    const flushed = t.rejects(down.run(write('SELECT 1')), { message: 'no connection' })
+    await down.flush()
+    await flushed
+    await new Promise(resolve => setImmediate(resolve))
 
     const writes = new GroupCommit(() => connect(settingsFor(url), true))
     t.teardown(() => writes.close())
@@ -214,11 +226,38 @@ await withPostgres(t, t => {
     await neighbour
     await taken
 
+    // A unique index the service does not know (an operator's): its violation stays the server's error, never a 409 naming a wrong field.
+    await probe.query('CREATE UNIQUE INDEX books_title_operator ON books (title)')
+    await blocker.query('BEGIN')
+    await blocker.query("UPDATE books SET title = 'same title' WHERE book_id = $1", [other.record.book_id])
+    const neighbour2 = t.rejects(writes.run({ statements: [{ text: 'SELECT 1/0' }], outcome: () => 0, failure: error => error }), { code: '22012' })
+    const unknown = t.rejects(books.replace(changed.record.book_id, values('same title'), null), { code: '23505', constraint: 'books_title_operator' })
+    await waitsOnLock(probe, writer)
+    await blocker.query('COMMIT')
+    await neighbour2
+    await unknown
+    await probe.query('DROP INDEX books_title_operator')
+
+    // A spec that names no unique column still reports a conflict as a 409.
+    const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes)
+    await t.rejects(loose.create(values('again', '9780441013593')), new DuplicateError('book', 'book_id'))
+
     // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.
     await blocker.query('BEGIN')
     await blocker.query('SELECT 1 FROM books WHERE book_id = $1 FOR UPDATE', [other.record.book_id])
     await t.rejects(books.replace(other.record.book_id, values('held'), null), { code: '55P03' })
+    await t.rejects(books.delete(other.record.book_id, null), { code: '55P03' })
     await blocker.query('ROLLBACK')
+    // An isbn another session is inserting, uncommitted, for longer than the lock timeout.
+    await blocker.query('BEGIN')
+    await blocker.query("INSERT INTO books (book_id, title, author, isbn, created_at, updated_at) VALUES (gen_random_uuid(), 'b', 'b', '9780000000002', now(), now())")
+    await t.rejects(books.create(values('waits', '9780000000002')), { code: '55P03' })
+    // With an Idempotency-Key, any lock wait that runs out is a 409 "retry later".
+    const entry = { scope: 's', key: 'k', fingerprint: 'f', expiresAt: Date.now() + 60_000, response: { status: 201, headers: {}, body: '{}' } }
+    await t.rejects(books.create(values('waits', '9780000000002'), () => entry), new IdempotencyKeyInUseError())
+    await blocker.query('ROLLBACK')
+    // Any other failure of a keyed create is the server's error (the contract's bounds keep years far inside int4).
+    await t.rejects(books.create({ ...values('huge'), published_year: 2 ** 40 }, () => entry), { code: '22003' })
   })
 
   t.test('a lost listener is replaced, and the key cache emptied meanwhile', async t => {
