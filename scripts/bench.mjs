@@ -1,14 +1,15 @@
 // `npm run bench`: drives the built service and a bare node:http ceiling through the same scenarios,
 // in one run on one machine, and reports each figure beside the ceiling's (see BENCHMARKS.md).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { randomInt } from 'node:crypto'
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes, randomInt } from 'node:crypto'
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import pg from 'pg'
 import { uuidv7 } from 'uuidv7'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -27,7 +28,11 @@ const usage = `usage: npm run bench -- [options]
                        every record and page from SQLite. Written to its own BENCHMARKS.md sections
   --only ID,ID         only these scenarios: get-book, list-first, list-deep, post-book, put-book,
                        get-student, mix
-  --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR`
+  --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR
+  --engine E           the storage engine: sqlite (default), postgres, or both (in turns, in one run;
+                       not with --scale). PostgreSQL gets a database bsa_bench_<pid> of its own, dropped after
+  --postgres-url URL   the PostgreSQL server for --engine postgres (default $BENCH_POSTGRES_URL or
+                       postgres://postgres@127.0.0.1:5432/postgres); only its bsa_bench_* databases are touched`
 
 // Bad usage: one line naming the option, exit 2 (parseArgs' and the checks' errors were thrown with a stack).
 function badUsage (message) {
@@ -52,6 +57,8 @@ try {
       'cache-size': { type: 'string' },
       profile: { type: 'string' },
       only: { type: 'string' },
+      engine: { type: 'string', default: 'sqlite' },
+      'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
       help: { type: 'boolean', short: 'h', default: false }
     }
   }))
@@ -78,8 +85,12 @@ const settings = {
   sizes: opts.sizes.split(',').map(s => positive('sizes', s)),
   students: 1000
 }
-// A run with another cache size goes to sections of its own, beside the default's.
-const sectionSuffix = opts['cache-size'] === undefined ? '' : `-cache-${opts['cache-size']}`
+if (!['sqlite', 'postgres', 'both'].includes(opts.engine)) badUsage(`--engine must be sqlite, postgres or both (got ${opts.engine})`)
+if (opts.engine === 'both' && opts.scale) badUsage('--scale measures one engine: --engine sqlite or --engine postgres')
+if (!URL.canParse(opts['postgres-url'])) badUsage(`--postgres-url is not a URL (got ${opts['postgres-url']})`)
+const engines = opts.engine === 'both' ? ['sqlite', 'postgres'] : [opts.engine]
+// A run with another cache size or engine goes to sections of its own, beside the default's.
+const sectionSuffix = (opts.engine === 'sqlite' ? '' : `-${opts.engine}`) + (opts['cache-size'] === undefined ? '' : `-cache-${opts['cache-size']}`)
 const cacheNote = opts['cache-size'] === undefined ? '' : `, RECORD_CACHE_SIZE=${opts['cache-size']}`
 const apiKey = 'bench-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
@@ -170,6 +181,80 @@ function rssMegabytes (pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024
 }
 
+// --- PostgreSQL ---------------------------------------------------------------------------
+
+// One database per bench process, so a crashed run's leftover is recognised by its dead pid and dropped.
+const benchDatabase = `bsa_bench_${process.pid}`
+
+function postgresUrl (database) {
+  const url = new URL(opts['postgres-url'])
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+async function onPostgres (database, work) {
+  const client = new pg.Client({ connectionString: postgresUrl(database), connectionTimeoutMillis: 5000 })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+const alive = pid => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === 'EPERM'
+  }
+}
+
+/** A new, empty database for this run; leftovers of bench runs that no longer run are dropped first. */
+async function createBenchDatabase () {
+  const maintenance = new URL(opts['postgres-url']).pathname.slice(1) || 'postgres'
+  await onPostgres(maintenance, async client => {
+    const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'bsa\\_bench\\_%'")
+    for (const { datname } of rows) {
+      const pid = Number(/^bsa_bench_(\d+)$/.exec(datname)?.[1])
+      if (pid === process.pid || !alive(pid)) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+    }
+    await client.query(`CREATE DATABASE ${benchDatabase}`)
+  })
+}
+
+async function dropBenchDatabase () {
+  const maintenance = new URL(opts['postgres-url']).pathname.slice(1) || 'postgres'
+  await onPostgres(maintenance, client => client.query(`DROP DATABASE IF EXISTS ${benchDatabase} WITH (FORCE)`))
+}
+
+/**
+ * The CPU seconds so far of PostgreSQL's processes for this run, by pid: the backends serving the
+ * service (pg_stat_activity, application_name books-students-api, this run's database) and the shared
+ * background processes that do work on their behalf (WAL writer, checkpointer, background writer,
+ * autovacuum). Read before and after a window; a process that ends within the window is not counted.
+ */
+async function postgresCpu (client) {
+  const { rows } = await client.query(
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'books-students-api'", [benchDatabase])
+  const backends = new Map()
+  for (const { pid } of rows) {
+    try { backends.set(pid, cpuSeconds(pid)) } catch {}
+  }
+  const background = new Map()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      if (/^postgres: .*(walwriter|checkpointer|background writer|autovacuum)/.test(cmdline)) background.set(Number(entry), cpuSeconds(Number(entry)))
+    } catch {}
+  }
+  return { backends, background }
+}
+
+const cpuSince = (before, after) => [...after].reduce((sum, [pid, cpu]) => sum + cpu - (before.get(pid) ?? 0), 0)
+
 // --- data -----------------------------------------------------------------------------------
 
 function isbn13 (first12) {
@@ -183,50 +268,98 @@ const seededIsbn = i => isbn13('978' + String(i).padStart(9, '0'))
 let posted = 0
 const nextPostedIsbn = () => isbn13('979' + String(posted++).padStart(9, '0'))
 
-/**
- * Writes `count` books and the students straight into a new SQLite file through the service's own
- * migrations (so the schema is the service's), one prepared statement in one transaction.
- * Returns a sample of the records spread over the whole collection and a cursor into its middle.
- */
-async function seed (dbPath, count) {
+/** SQLite: a new file through the service's own migrations, one prepared statement in transactions of a chunk. */
+async function sqliteSeeder (dbPath) {
   const { openDatabase } = await import(join(root, 'dist/storage/sqlite/database.js'))
-  const { CursorCodec } = await import(join(root, 'dist/cursor.js'))
   const db = openDatabase(dbPath)
   const insertBook = db.prepare(`INSERT INTO books (book_id, title, author, isbn, published_year, created_at, updated_at)
     VALUES (@book_id, @title, @author, @isbn, @published_year, @created_at, @updated_at)`)
   const insertStudent = db.prepare(`INSERT INTO students (student_id, name, email, enrollment_year, status, created_at, updated_at)
     VALUES (@student_id, @name, @email, @enrollment_year, @status, @created_at, @updated_at)`)
+  return {
+    books: async rows => db.transaction(() => { for (const row of rows) insertBook.run(row) })(),
+    students: async rows => db.transaction(() => { for (const row of rows) insertStudent.run(row) })(),
+    async finish () {
+      // Big transactions leave a big WAL; the service should start from a checkpointed file.
+      db.pragma('wal_checkpoint(TRUNCATE)')
+      const secret = db.prepare("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck().get()
+      db.close()
+      return secret
+    }
+  }
+}
+
+/** PostgreSQL: this run's new database through the service's own migrations, a chunk per INSERT … SELECT FROM unnest. */
+async function postgresSeeder () {
+  await createBenchDatabase()
+  const { migrate } = await import(join(root, 'dist/storage/postgres/migrations.js'))
+  const client = new pg.Client({ connectionString: postgresUrl(benchDatabase) })
+  await client.connect()
+  await migrate(client)
+  const insert = (table, columns, types) => async rows => {
+    const arrays = columns.map(c => rows.map(r => r[c]))
+    await client.query(`INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, arrays)
+  }
+  return {
+    books: insert('books', ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at'],
+      ['uuid', 'text', 'text', 'text', 'int', 'timestamptz', 'timestamptz']),
+    students: insert('students', ['student_id', 'name', 'email', 'enrollment_year', 'status', 'created_at', 'updated_at'],
+      ['uuid', 'text', 'text', 'int', 'text', 'timestamptz', 'timestamptz']),
+    async finish () {
+      // Fresh statistics and visibility map, as a database that has been serving a while would have.
+      await client.query('VACUUM ANALYZE books')
+      await client.query('VACUUM ANALYZE students')
+      // The service keeps the secret it finds, so the deep cursor signed here is one it issued itself.
+      const secret = randomBytes(32)
+      await client.query("INSERT INTO settings (name, value) VALUES ('cursor_secret', $1)", [secret])
+      await client.end()
+      return secret
+    }
+  }
+}
+
+/**
+ * Writes `count` books and the students into each engine's new database, the same records in each.
+ * Returns a sample of the records spread over the whole collection and, per engine, a cursor into the
+ * collection's middle signed with that database's secret.
+ */
+async function seed (targets, count) {
+  const { CursorCodec } = await import(join(root, 'dist/cursor.js'))
+  const seeders = Object.entries(targets)
   const sampleSize = Math.min(count, 10_000)
   const every = Math.floor(count / sampleSize)
   const sample = { books: [], students: [] }
   const chunk = 20_000
-  const label = `seeding ${count.toLocaleString('en')} books`
+  const label = `seeding ${count.toLocaleString('en')} books (${seeders.map(([engine]) => engine).join(', ')})`
   for (let from = 0; from < count; from += chunk) {
-    db.transaction(() => {
-      for (let i = from; i < Math.min(count, from + chunk); i++) {
-        const now = new Date().toISOString()
-        const book = { book_id: uuidv7(), title: `Book number ${i}`, author: `Author ${i % 997}`, isbn: seededIsbn(i), published_year: 1900 + (i % 120), created_at: now, updated_at: now }
-        insertBook.run(book)
-        if (i % every === 0 && sample.books.length < sampleSize) sample.books.push(book)
-      }
-    })()
+    const rows = []
+    for (let i = from; i < Math.min(count, from + chunk); i++) {
+      const now = new Date().toISOString()
+      const book = { book_id: uuidv7(), title: `Book number ${i}`, author: `Author ${i % 997}`, isbn: seededIsbn(i), published_year: 1900 + (i % 120), created_at: now, updated_at: now }
+      rows.push(book)
+      if (i % every === 0 && sample.books.length < sampleSize) sample.books.push(book)
+    }
+    for (const [, seeder] of seeders) await seeder.books(rows)
     bar(label, Math.min(count, from + chunk), count)
   }
-  db.transaction(() => {
-    for (let i = 0; i < settings.students; i++) {
-      const now = new Date().toISOString()
-      const student = { student_id: uuidv7(), name: `Student ${i}`, email: `student${i}@example.org`, enrollment_year: 2000 + (i % 25), status: 'active', created_at: now, updated_at: now }
-      insertStudent.run(student)
-      sample.students.push(student)
-    }
-  })()
-  // Big transactions leave a big WAL; the service should start from a checkpointed file.
-  db.pragma('wal_checkpoint(TRUNCATE)')
-  const secret = db.prepare("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck().get()
-  db.close()
-  // The service's own codec signs the position, so the deep page is one the service issued itself.
-  const deepCursor = new CursorCodec(secret).encode('/books', String(Math.floor(count / 2)))
-  return { sample, deepCursor }
+  for (let i = 0; i < settings.students; i++) {
+    const now = new Date().toISOString()
+    sample.students.push({ student_id: uuidv7(), name: `Student ${i}`, email: `student${i}@example.org`, enrollment_year: 2000 + (i % 25), status: 'active', created_at: now, updated_at: now })
+  }
+  const deepCursors = {}
+  for (const [engine, seeder] of seeders) {
+    await seeder.students(sample.students)
+    // The service's own codec signs the position, so the deep page is one the service issued itself.
+    deepCursors[engine] = new CursorCodec(await seeder.finish()).encode('/books', String(Math.floor(count / 2)))
+  }
+  return { sample, deepCursors }
+}
+
+/** A new database of `count` books for each engine of the run. */
+async function seedEngines (dir, count) {
+  const targets = {}
+  for (const engine of engines) targets[engine] = engine === 'sqlite' ? await sqliteSeeder(join(dir, `books-${count}.sqlite`)) : await postgresSeeder()
+  return seed(targets, count)
 }
 
 // --- scenarios ------------------------------------------------------------------------------
@@ -241,12 +374,13 @@ const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'applicatio
 // request, so every request gets a fresh copy: a GET after a POST must not announce a body.
 const request = (req, method, path, body) => ({ ...req, method, path, body, headers: { ...headers } })
 
-function scenarios (sample, deepCursor) {
+/** `deepCursors`: per engine, a cursor into the middle of its collection; the target of a request is 'ceiling' or an engine. */
+function scenarios (sample, deepCursors) {
   const only = opts.only?.split(',')
-  return allScenarios(sample, deepCursor).filter(s => only === undefined || only.includes(s.id))
+  return allScenarios(sample, deepCursors).filter(s => only === undefined || only.includes(s.id))
 }
 
-function allScenarios (sample, deepCursor) {
+function allScenarios (sample, deepCursors) {
   const getBook = req => request(req, 'GET', `/books/${pick(sample.books).book_id}`)
   const postBook = req => request(req, 'POST', '/books', bookBody())
   const putBook = req => {
@@ -260,7 +394,7 @@ function allScenarios (sample, deepCursor) {
       name: 'GET list, page deep in the collection',
       id: 'list-deep',
       read: true,
-      setup: (req, target) => request(req, 'GET', `/books?limit=20&cursor=${target === 'ceiling' ? Math.floor(sample.books.length / 2) : deepCursor}`)
+      setup: (req, target) => request(req, 'GET', `/books?limit=20&cursor=${target === 'ceiling' ? Math.floor(sample.books.length / 2) : deepCursors[target]}`)
     },
     { name: 'POST book', id: 'post-book', setup: postBook },
     { name: 'PUT book', id: 'put-book', setup: putBook },
@@ -277,6 +411,7 @@ function allScenarios (sample, deepCursor) {
 }
 
 async function load (server, scenario, target, duration) {
+  const pgBefore = server.postgres && await postgresCpu(server.postgres)
   const before = cpuSeconds(server.pid)
   const result = await autocannon({
     url: server.url,
@@ -286,7 +421,13 @@ async function load (server, scenario, target, duration) {
   })
   const cpu = cpuSeconds(server.pid) - before
   const total = result.requests.total
+  const pgAfter = server.postgres && await postgresCpu(server.postgres)
   return {
+    ...(pgAfter && {
+      pgCpuUs: total > 0 ? cpuSince(pgBefore.backends, pgAfter.backends) / total * 1e6 : NaN,
+      pgBackgroundUs: total > 0 ? cpuSince(pgBefore.background, pgAfter.background) / total * 1e6 : NaN,
+      pgConnections: pgAfter.backends.size
+    }),
     rps: total / duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -327,7 +468,8 @@ function aggregate (runs) {
 }
 
 const summary = result =>
-  `${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx`
+  `${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx` +
+  (result.pgCpuUs === undefined ? '' : `; PostgreSQL ${result.pgCpuUs.toFixed(0)} + ${result.pgBackgroundUs.toFixed(0)} µs CPU/req, ${result.pgConnections} connections`)
 
 async function measure (server, scenario, target, steps) {
   await probe(server, scenario, target)
@@ -341,29 +483,26 @@ async function measure (server, scenario, target, steps) {
 }
 
 /**
- * The ceiling and the service in turns, run after run: the host's speed drifts by tens of percent
- * within minutes here, and a ratio of two figures taken minutes apart carried that drift. The CPU
- * ratio reported is the median of the ratios of each pair of neighbouring runs.
+ * The ceiling and the services (one per engine) in turns, run after run: the host's speed drifts by
+ * tens of percent within minutes here, and a ratio of two figures taken minutes apart carried that
+ * drift. Each service's CPU ratio is the median of the ratios to the ceiling run just before it.
  */
-async function measurePair (ceiling, service, scenario, steps) {
-  await probe(ceiling, scenario, 'ceiling')
-  await probe(service, scenario, 'service')
-  progress(`[${++step}/${steps}] ${scenario.name}: ceiling and service in turns (warm-up ${settings.warmup} s each, ${settings.runs} x ${settings.duration} s each)`)
-  await load(ceiling, scenario, 'ceiling', settings.warmup)
-  await load(service, scenario, 'service', settings.warmup)
-  const ceilingRuns = []
-  const serviceRuns = []
+async function measureTurns (ceiling, services, scenario, steps) {
+  const targets = [['ceiling', ceiling], ...Object.entries(services)]
+  for (const [target, server] of targets) await probe(server, scenario, target)
+  progress(`[${++step}/${steps}] ${scenario.name}: ${targets.map(([target]) => target).join(', ')} in turns (warm-up ${settings.warmup} s each, ${settings.runs} x ${settings.duration} s each)`)
+  for (const [target, server] of targets) await load(server, scenario, target, settings.warmup)
+  const runs = Object.fromEntries(targets.map(([target]) => [target, []]))
   for (let run = 0; run < settings.runs; run++) {
-    ceilingRuns.push(await load(ceiling, scenario, 'ceiling', settings.duration))
-    serviceRuns.push(await load(service, scenario, 'service', settings.duration))
+    for (const [target, server] of targets) runs[target].push(await load(server, scenario, target, settings.duration))
   }
-  const result = {
-    ceiling: aggregate(ceilingRuns),
-    service: aggregate(serviceRuns),
-    cpuRatio: median(ceilingRuns.map((c, i) => c.cpuUs / serviceRuns[i].cpuUs))
-  }
+  const result = { ceiling: aggregate(runs.ceiling), services: {}, cpuRatios: {} }
   progress(`    ceiling ${summary(result.ceiling)}`)
-  progress(`    service ${summary(result.service)}; CPU ratio ${result.cpuRatio.toFixed(2)}`)
+  for (const engine of Object.keys(services)) {
+    result.services[engine] = aggregate(runs[engine])
+    result.cpuRatios[engine] = median(runs.ceiling.map((c, i) => c.cpuUs / runs[engine][i].cpuUs))
+    progress(`    ${engine} ${summary(result.services[engine])}; CPU ratio ${result.cpuRatios[engine].toFixed(2)}`)
+  }
   return result
 }
 
@@ -377,38 +516,86 @@ const ms = n => Number.isFinite(n) ? String(Math.round(n * 10) / 10) : 'n/a'
 // The issue's targets, as ceiling CPU per request divided by the service's (higher is better).
 const cpuTargets = { 'get-book': 0.6, 'list-first': 0.4, 'post-book': 0.5, 'put-book': 0.5 }
 
-function mainTable (rows) {
-  const lines = [
-    '| scenario | req/s | ceiling req/s | req/s ratio | p50 / p99 ms | ceiling p50 / p99 ms | errors / non-2xx | CPU µs/req | ceiling CPU µs/req | CPU ratio (ceiling ÷ service) | RSS MB | target |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'
-  ]
-  for (const { scenario, service: s, ceiling: c, cpuRatio } of rows) {
-    const checks = []
+// Issue 11's targets for the PostgreSQL engine: requests per second, p99, and against SQLite in the same run.
+const postgresRpsTargets = { 'get-book': 11_000, 'post-book': 8_500, 'put-book': 8_500 }
+
+/** The target checks of one engine's row; `sqlite` is SQLite's figures from the same run, if it was measured. */
+function targetChecks (engine, scenario, s, cpuRatio, sqlite) {
+  const checks = []
+  if (engine === 'sqlite') {
     if (cpuTargets[scenario.id] !== undefined) checks.push(`CPU ratio ≥ ${cpuTargets[scenario.id]}: ${cpuRatio >= cpuTargets[scenario.id] ? 'met' : 'not met'}`)
     if (scenario.read) checks.push(`p99 < 10 ms: ${s.p99 < 10 ? 'met' : 'not met'}`)
+    return checks
+  }
+  const target = postgresRpsTargets[scenario.id]
+  if (target !== undefined) checks.push(`≥ ${int(target)}/s: ${s.rps >= target ? 'met' : `not met (${Math.round(100 * s.rps / target)} %)`}`)
+  if (scenario.id === 'get-book' && sqlite !== undefined) checks.push(`≥ ½ SQLite: ${s.rps >= sqlite.rps / 2 ? 'met' : 'not met'} (${fixed(s.rps / sqlite.rps)})`)
+  checks.push(`p99 < 20 ms: ${s.p99 < 20 ? 'met' : 'not met'}`)
+  checks.push(`0 errors: ${s.errors + s.non2xx === 0 ? 'met' : 'not met'}`)
+  return checks
+}
+
+function mainTable (rows, engine) {
+  const postgres = engine === 'postgres'
+  const lines = [
+    '| scenario | req/s | ceiling req/s | req/s ratio | p50 / p99 ms | ceiling p50 / p99 ms | errors / non-2xx | CPU µs/req | ceiling CPU µs/req | CPU ratio (ceiling ÷ service) | RSS MB |' +
+      (postgres ? ' PostgreSQL backends CPU µs/req | PostgreSQL background CPU µs/req | PostgreSQL connections |' : '') + ' target |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|' + (postgres ? '---:|---:|---:|' : '') + '---|'
+  ]
+  for (const { scenario, services, ceiling: c, cpuRatios } of rows) {
+    const s = services[engine]
+    const cpuRatio = cpuRatios[engine]
+    const checks = targetChecks(engine, scenario, s, cpuRatio, services.sqlite)
     lines.push(`| ${scenario.name} | ${int(s.rps)} | ${int(c.rps)} | ${fixed(s.rps / c.rps)} | ${ms(s.p50)} / ${ms(s.p99)} | ${ms(c.p50)} / ${ms(c.p99)} | ` +
-      `${s.errors} / ${s.non2xx} | ${int(s.cpuUs)} | ${int(c.cpuUs)} | ${fixed(cpuRatio)} | ${int(s.rss)} | ${checks.join('; ') || '–'} |`)
+      `${s.errors} / ${s.non2xx} | ${int(s.cpuUs)} | ${int(c.cpuUs)} | ${fixed(cpuRatio)} | ${int(s.rss)} |` +
+      (postgres ? ` ${int(s.pgCpuUs)} | ${int(s.pgBackgroundUs)} | ${int(s.pgConnections)} |` : '') + ` ${checks.join('; ') || '–'} |`)
+  }
+  return lines.join('\n')
+}
+
+/** Both engines of one run side by side. */
+function engineTable (rows) {
+  const lines = [
+    '| scenario | SQLite req/s | PostgreSQL req/s | PostgreSQL ÷ SQLite | SQLite CPU µs/req | PostgreSQL: service + database CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|'
+  ]
+  for (const { scenario, services: { sqlite: l, postgres: p } } of rows) {
+    lines.push(`| ${scenario.name} | ${int(l.rps)} | ${int(p.rps)} | ${fixed(p.rps / l.rps)} | ${int(l.cpuUs)} | ${int(p.cpuUs)} + ${int(p.pgCpuUs + p.pgBackgroundUs)} |`)
   }
   return lines.join('\n')
 }
 
 function scaleTable (bySize, ceiling) {
+  const postgres = engines[0] === 'postgres'
   const lines = [
-    '| books | scenario | req/s | p50 / p99 ms | errors / non-2xx | CPU µs/req | CPU vs 1st size | CPU ratio (ceiling ÷ service) | RSS MB |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|'
+    '| books | scenario | req/s | p50 / p99 ms | errors / non-2xx | CPU µs/req | CPU vs 1st size | CPU ratio (ceiling ÷ service) | RSS MB |' +
+      (postgres ? ' PostgreSQL backends CPU µs/req | PostgreSQL background CPU µs/req |' : ''),
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|' + (postgres ? '---:|---:|' : '')
   ]
   const first = bySize[0]
   for (const { size, rows } of bySize) {
     for (const [i, { scenario, service: s }] of rows.entries()) {
       const base = first.rows[i].service.cpuUs
       lines.push(`| ${int(size)} | ${scenario.name} | ${int(s.rps)} | ${ms(s.p50)} / ${ms(s.p99)} | ${s.errors} / ${s.non2xx} | ${int(s.cpuUs)} | ` +
-        `${fixed(s.cpuUs / base)} | ${fixed(ceiling[i].cpuUs / s.cpuUs)} | ${int(s.rss)} |`)
+        `${fixed(s.cpuUs / base)} | ${fixed(ceiling[i].cpuUs / s.cpuUs)} | ${int(s.rss)} |` + (postgres ? ` ${int(s.pgCpuUs)} | ${int(s.pgBackgroundUs)} |` : ''))
     }
   }
   return lines.join('\n')
 }
 
-function report (title, table, peakRss) {
+async function postgresVersion () {
+  return onPostgres(new URL(opts['postgres-url']).pathname.slice(1) || 'postgres', async client => (await client.query('SHOW server_version')).rows[0].server_version)
+}
+
+async function report (title, tables, peakRss) {
+  const services = {
+    sqlite: `fresh SQLite file (WAL, synchronous=NORMAL), RECORD_CACHE_SIZE=${opts['cache-size'] ?? '10000 (default)'}`,
+    postgres: engines.includes('postgres') &&
+      `PostgreSQL ${await postgresVersion()} on the same machine, not pinned (it shares both cores with the service and the load generator), ` +
+      `database ${benchDatabase} created for the run, PG_POOL_MAX=4 (default), RECORD_CACHE_SIZE=${opts['cache-size'] ?? '0 (default on PostgreSQL)'}; ` +
+      'PostgreSQL CPU is user + system time from /proc of the backends serving the service (pg_stat_activity, application_name books-students-api) and, ' +
+      'as "background", of the WAL writer, checkpointer, background writer and autovacuum, each over the measured window, per request'
+  }
   return [
     `### ${title}`,
     '',
@@ -416,11 +603,11 @@ function report (title, table, peakRss) {
     `- When: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,
     `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)${opts.scale ? '' : '; ceiling and service runs alternate, and the CPU ratio is the median of the ratios of each pair'}`,
-    `- Service: \`node dist/server.js\`, fresh SQLite file (WAL, synchronous=NORMAL), LOG_LEVEL=info, ADMIN_API_KEY set and sent, RECORD_CACHE_SIZE=${opts['cache-size'] ?? '10000 (default)'}; peak RSS ${int(peakRss)} MB`,
+    `- Service: \`node dist/server.js\`, LOG_LEVEL=info, ADMIN_API_KEY set and sent; ${engines.map(e => `${engines.length > 1 ? `${e}: ` : ''}${services[e]}`).join('; ')}; peak RSS ${int(peakRss)} MB`,
     '',
-    table,
+    ...tables.flatMap(([heading, table]) => [...(heading === null ? [] : [`#### ${heading}`, '']), table, '']),
     ''
-  ].join('\n')
+  ].join('\n').replace(/\n\n$/, '\n')
 }
 
 function writeSection (marker, text) {
@@ -439,25 +626,40 @@ function writeSection (marker, text) {
 
 const peakRss = pid => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
-/** Starts the service on `dbPath`, hands it to `use`, and stops it; returns what `use` returned and the service's peak RSS. */
-async function withService (dbPath, use) {
-  // Logging stays on at info, as in production; the lines go to a file (by default /dev/null, so a
-  // full run does not fill the disk) and the cost of formatting and writing them is still paid.
-  const log = openSync(opts.log, 'a')
-  const service = await startServer('service', join(root, 'dist/server.js'), {
-    DATABASE_PATH: dbPath,
-    LOG_LEVEL: 'info',
-    ADMIN_API_KEY: apiKey,
-    // The limiter counts every request as in production; the quota is set so that it never refuses.
-    RATE_LIMIT: '999999999/60',
-    ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] })
-  }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
-  closeSync(log)
+/**
+ * Starts a service per engine on the databases seeded for `size`, hands them to `use` ({ engine: server }),
+ * and stops them; returns what `use` returned and the services' highest peak RSS.
+ */
+async function withServices (dir, size, use) {
+  const services = {}
   try {
-    const result = await use(service)
-    return { result, peak: process.platform === 'linux' ? peakRss(service.pid) : NaN }
+    for (const engine of engines) {
+      // Logging stays on at info, as in production; the lines go to a file (by default /dev/null, so a
+      // full run does not fill the disk) and the cost of formatting and writing them is still paid.
+      const log = openSync(opts.log, 'a')
+      const service = await startServer(engine, join(root, 'dist/server.js'), {
+        ...(engine === 'sqlite' ? { DATABASE_PATH: join(dir, `books-${size}.sqlite`) } : { DATABASE_URL: postgresUrl(benchDatabase) }),
+        LOG_LEVEL: 'info',
+        ADMIN_API_KEY: apiKey,
+        // The limiter counts every request as in production; the quota is set so that it never refuses.
+        RATE_LIMIT: '999999999/60',
+        ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] })
+      }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
+      closeSync(log)
+      services[engine] = service
+      if (engine === 'postgres') {
+        // Reads pg_stat_activity around each window; its own backend is not the service's (no application_name).
+        service.postgres = new pg.Client({ connectionString: postgresUrl(benchDatabase) })
+        await service.postgres.connect()
+      }
+    }
+    const result = await use(services)
+    return { result, peak: process.platform === 'linux' ? Math.max(...Object.values(services).map(s => peakRss(s.pid))) : NaN }
   } finally {
-    await service.stop()
+    for (const service of Object.values(services)) {
+      await service.postgres?.end()
+      await service.stop()
+    }
   }
 }
 
@@ -472,50 +674,55 @@ async function main () {
   const stops = []
   try {
     const sizes = opts.scale ? settings.sizes : [settings.books]
-    const first = await seed(join(dir, `books-${sizes[0]}.sqlite`), sizes[0])
+    const first = await seedEngines(dir, sizes[0])
     const ceiling = await startServer('ceiling', join(root, 'scripts/bench-ceiling.mjs'), {}, '/books?limit=1')
     stops.push(ceiling.stop)
     const seeded = await fetch(ceiling.url + '/__seed', { method: 'POST', body: JSON.stringify(first.sample) })
     if (!seeded.ok) throw new Error(`the ceiling refused its seed: ${seeded.status}`)
 
-    const list = scenarios(first.sample, first.deepCursor)
+    const list = scenarios(first.sample, first.deepCursors)
     if (list.length === 0) throw new Error(`--only names no scenario (got ${opts.only})`)
+    const engineNote = opts.engine === 'sqlite' ? '' : opts.engine === 'postgres' ? ', PostgreSQL' : ', SQLite and PostgreSQL'
 
     if (!opts.scale) {
-      const { result: rows, peak } = await withService(join(dir, `books-${sizes[0]}.sqlite`), async service => {
+      const { result: rows, peak } = await withServices(dir, sizes[0], async services => {
         const rows = []
-        for (const scenario of list) rows.push({ scenario, ...await measurePair(ceiling, service, scenario, list.length) })
+        for (const scenario of list) rows.push({ scenario, ...await measureTurns(ceiling, services, scenario, list.length) })
         return rows
       })
-      const text = report(`${opts.quick ? 'Quick run' : 'Full run'}${cacheNote}: ${int(sizes[0])} books, ${settings.students.toLocaleString('en')} students`, mainTable(rows), peak)
+      const names = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
+      const tables = engines.map(engine => [engines.length > 1 ? names[engine] : null, mainTable(rows, engine)])
+      if (engines.length > 1) tables.push(['The engines side by side', engineTable(rows)])
+      const text = await report(`${opts.quick ? 'Quick run' : 'Full run'}${engineNote}${cacheNote}: ${int(sizes[0])} books, ${settings.students.toLocaleString('en')} students`, tables, peak)
       console.log('\n' + text)
       if (opts.write) writeSection((opts.quick ? 'quick' : 'full') + sectionSuffix, text)
       return
     }
     // At scale, cost is compared with the first size's, and the ceiling (which does not grow) is measured once.
+    const [engine] = engines
     const steps = list.length * (1 + sizes.length)
     const ceilingRows = []
     for (const scenario of list) ceilingRows.push(await measure(ceiling, scenario, 'ceiling', steps))
     const bySize = []
     let peak = 0
     for (const [i, size] of sizes.entries()) {
-      const dbPath = join(dir, `books-${size}.sqlite`)
-      const seeded = i === 0 ? first : await seed(dbPath, size)
-      const { result: rows, peak: sizePeak } = await withService(dbPath, async service => {
+      const seeded = i === 0 ? first : await seedEngines(dir, size)
+      const { result: rows, peak: sizePeak } = await withServices(dir, size, async services => {
         const rows = []
-        for (const scenario of scenarios(seeded.sample, seeded.deepCursor)) rows.push({ scenario, service: await measure(service, scenario, 'service', steps) })
+        for (const scenario of scenarios(seeded.sample, seeded.deepCursors)) rows.push({ scenario, service: await measure(services[engine], scenario, engine, steps) })
         return rows
       })
       peak = Math.max(peak, sizePeak)
       bySize.push({ size, rows })
-      rmSync(dbPath, { force: true })
+      rmSync(join(dir, `books-${size}.sqlite`), { force: true })
     }
-    const text = report(`Scale run${cacheNote}: ${sizes.map(int).join(' / ')} books`, scaleTable(bySize, ceilingRows), peak)
+    const text = await report(`Scale run${engineNote}${cacheNote}: ${sizes.map(int).join(' / ')} books`, [[null, scaleTable(bySize, ceilingRows)]], peak)
     console.log('\n' + text)
     if (opts.write) writeSection('scale' + sectionSuffix, text)
   } finally {
     for (const stop of stops) await stop()
     rmSync(dir, { recursive: true, force: true })
+    if (engines.includes('postgres')) await dropBenchDatabase().catch(error => progress(`could not drop ${benchDatabase}: ${error.message}`))
   }
 }
 

@@ -94,6 +94,18 @@ export async function withPostgres (t: Test, tests: (t: Test) => Promise<void> |
   else t.skip(skip, () => {})
 }
 
+/**
+ * A new database with nothing in it, not even the schema (for tests of the service's own migrations),
+ * named like testDatabase's so that a crashed run's copy is dropped by the next; dropped when `t` ends.
+ */
+export async function emptyDatabase (t: Test): Promise<string> {
+  await prepare()
+  const name = `${prefix}${process.pid}_${++counter}`
+  await admin(client => client.query(`CREATE DATABASE ${name}`))
+  t.teardown(() => admin(client => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+  return databaseUrl(name)
+}
+
 /** A fresh, migrated, empty database for `t`, dropped when `t` ends; returns its URL. */
 export async function testDatabase (t: Test): Promise<string> {
   await prepare()

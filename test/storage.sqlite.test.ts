@@ -1,8 +1,6 @@
 // The repository contract on SQLite, on a file so that a second open is a restart.
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { SqliteIdempotency } from '../src/storage/sqlite/idempotency.js'
-import { migrate } from '../src/storage/sqlite/migrations.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tempDatabase } from './helper.js'
 import { storageContract } from './storage-contract.js'
@@ -12,12 +10,23 @@ storageContract(t, async t => {
   return async () => openSqliteRepositories(path)
 })
 
-t.test('SQLite: an idempotency entry that cannot be stored for another reason than its key is that error', async t => {
-  const db = new Database(':memory:')
-  t.teardown(() => db.close())
-  migrate(db)
-  const idempotency = new SqliteIdempotency(db)
-  db.exec('CREATE TRIGGER refuse BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, \'disk says no\'); END')
-  const entry = { scope: 's', key: 'k', fingerprint: 'f', expiresAt: Date.now() + 1000, response: { status: 201, headers: {}, body: '{}' } }
-  t.throws(() => idempotency.store(entry, Date.now()), /disk says no/)
+t.test('SQLite only: an idempotency entry the database refuses for another reason than a taken key fails the create, which writes nothing', async t => {
+  const repositories = openSqliteRepositories(tempDatabase(t))
+  t.teardown(() => repositories.close())
+  const entry = { scope: 's', key: 'k', fingerprint: 'f', expiresAt: Date.now() + 60_000, response: { status: 201, headers: {}, body: '{}' } }
+  // STRICT tables refuse a value of the wrong type: not a taken key, so not IdempotencyKeyTakenError.
+  await t.rejects(repositories.books.create({ title: 'T', author: 'A', isbn: null, published_year: null }, () => ({ ...entry, expiresAt: 'soon' as unknown as number })),
+    { code: 'SQLITE_CONSTRAINT_DATATYPE' })
+  t.same((await repositories.books.list(10, null)).items, [], 'and the record was taken back')
+})
+
+t.test('SQLite only: the probe fails once the file is at another schema version', async t => {
+  const path = tempDatabase(t)
+  const repositories = openSqliteRepositories(path)
+  t.teardown(() => repositories.close())
+  await repositories.probe()
+  const other = new Database(path)
+  other.pragma('user_version = 99')
+  other.close()
+  await t.rejects(repositories.probe(), { message: /^schema version 99, expected / })
 })

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { IdempotencyKeyInUseError, IdempotencyKeyTakenError } from '../src/errors.js'
+import { Idempotency } from '../src/handlers/idempotency.js'
+import type { IdempotencyStore } from '../src/storage/types.js'
 import { validatorCompiler } from '../src/validation.js'
 import { validationError } from '../src/problem-details.js'
 import { openDatabase } from '../src/storage/sqlite/database.js'
@@ -124,4 +127,18 @@ t.test('validation issues without words of their own keep the validator\'s messa
     { detail: 'must be multiple of 2', pointer: '#/count' },
     { detail: 'is not in the form this field takes (see its description in openapi.yaml)', pointer: '#/code' }
   ])
+})
+
+t.test('a key another node took meanwhile whose entry cannot be read back (expired and swept between) is 409 in use, never a 500', async t => {
+  const store: IdempotencyStore = { find: async () => null }
+  const request = { headers: { 'idempotency-key': '"k"' }, caller: { kind: 'key', keyId: 'admin', scopes: [] } } as unknown as FastifyRequest
+  const created = new Idempotency(store, 60).create({
+    request,
+    reply: {} as FastifyReply,
+    operation: 'createBook',
+    values: {},
+    create: async () => { throw new IdempotencyKeyTakenError() },
+    headersOf: () => ({})
+  })
+  await t.rejects(created, new IdempotencyKeyInUseError())
 })

@@ -8,6 +8,8 @@ export interface Write<R> {
   outcome: (results: pg.QueryResult[]) => R
   /** The error to report when a statement of this write fails: a DuplicateError for a unique violation, say. */
   failure: (error: Error) => Error
+  /** The existing row the write locks (table and key), if any: a batch takes its locks in this order. */
+  locks?: string
 }
 
 interface Pending {
@@ -64,8 +66,14 @@ export class GroupCommit {
     return this.#flushing
   }
 
-  async #commit (batch: Pending[]): Promise<void> {
-    this.#onBatch(batch.length)
+  async #commit (arrived: Pending[]): Promise<void> {
+    this.#onBatch(arrived.length)
+    // Every node's batches lock the rows they touch in one global order, so two nodes' batches wait on
+    // each other rather than deadlock (which PostgreSQL would break only after deadlock_timeout, 1 s,
+    // by rolling one back). The sort is stable: writes to the same row keep their order of arrival.
+    const batch = arrived.map((pending, i) => ({ pending, i, locks: pending.write.locks ?? '' }))
+      .sort((p, q) => p.locks < q.locks ? -1 : p.locks > q.locks ? 1 : p.i - q.i)
+      .map(({ pending }) => pending)
     let client: pg.Client
     try {
       client = await this.#clientReady()

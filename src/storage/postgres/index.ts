@@ -21,7 +21,7 @@ export interface PostgresOptions {
   onBatch?: (size: number) => void
 }
 
-const bookTypes: ColumnTypes<BookValues> = {
+export const bookTypes: ColumnTypes<BookValues> = {
   book_id: 'uuid', title: 'text', author: 'text', isbn: 'text', published_year: 'integer', created_at: 'timestamptz', updated_at: 'timestamptz'
 }
 const studentTypes: ColumnTypes<StudentValues> = {
@@ -65,7 +65,7 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     cursorSecret: async () => secret,
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })
-      const version = rows[0]?.version
+      const version = rows[0]!.version
       if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
     },
     close: async () => {

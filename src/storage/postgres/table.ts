@@ -135,6 +135,7 @@ export class PostgresTable<T, V extends object> {
         },
         { name: `${this.#spec.table}-forget-key`, text: this.#sql.forgetKey, values: [scope, key, response.body, record[this.#spec.idColumn]] }
       ],
+      locks: `idempotency_keys ${JSON.stringify([scope, key])}`,
       outcome: ([result]) => {
         const { claimed, created: written } = result!.rows[0] as { claimed: boolean, created: boolean }
         // Another request stored this key first (on this node or another) and has committed.
@@ -152,6 +153,7 @@ export class PostgresTable<T, V extends object> {
     const params = [id, ...this.#writable.map(c => (values as Row)[c]), updatedAt, expected]
     return this.#writes.run({
       statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],
+      locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, taken: boolean, revision: number | null, created_at: string | null }
         if (row.revision !== null) {
@@ -173,6 +175,7 @@ export class PostgresTable<T, V extends object> {
   async delete (id: string, expected: ExpectedRevisions): Promise<boolean> {
     return this.#writes.run({
       statements: [{ name: `${this.#spec.table}-delete`, text: this.#sql.remove, values: [id, expected] }],
+      locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, deleted: boolean }
         if (row.deleted) return true
