@@ -76,3 +76,10 @@ await withPostgres(t, t => {
     t.not(seen?.revoked_at, null, 'B sees the revocation')
   })
 })
+
+t.test('the keys CLI names an unreachable PostgreSQL by DATABASE_URL, password masked', async t => {
+  const { code, err } = await cli(runKeys, ['list'], { DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/books', PG_CONNECT_TIMEOUT_MS: '500' })
+  t.equal(code, 1)
+  t.match(err, /^keys: cannot connect to PostgreSQL at DATABASE_URL=postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/books: /)
+  t.notMatch(err, 'hunter2')
+})

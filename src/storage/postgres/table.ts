@@ -122,7 +122,7 @@ export class PostgresTable<T, V extends object> {
           if (inserted!.rowCount === 0) throw this.#duplicate(values)
           return created
         },
-        failure: error => this.#failure(error, values)
+        failure: error => this.#failure(error)
       })
     }
     const { scope, key, fingerprint, expiresAt, response } = remember(created)
@@ -144,7 +144,7 @@ export class PostgresTable<T, V extends object> {
         return created
       },
       // Waiting on the key's row timed out: the first request with it is still running.
-      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error, values)
+      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error)
     })
   }
 
@@ -168,7 +168,7 @@ export class PostgresTable<T, V extends object> {
         if (expected !== null) throw new PreconditionFailedError(this.#spec.kind)
         return null
       },
-      failure: error => this.#failure(error, values)
+      failure: error => this.#failure(error)
     })
   }
 
@@ -195,9 +195,14 @@ export class PostgresTable<T, V extends object> {
 
   /**
    * A write run alone raised: a unique value taken by a write that committed while this one waited on
-   * it (a race the write's own check cannot see) is the usual 409; anything else is the server's fault.
+   * it (a race the write's own check cannot see) is the usual 409, naming the field by its index;
+   * anything else (an index an operator added, say) is the server's fault.
    */
-  #failure (error: Error, values: V): Error {
-    return (error as { code?: string }).code === uniqueViolation ? this.#duplicate(values) : error
+  #failure (error: Error): Error {
+    const { code, constraint } = error as { code?: string, constraint?: string }
+    if (code !== uniqueViolation) return error
+    const { table, kind } = this.#spec
+    const field = this.#writable.find(c => constraint === `${table}_${c}_key` || constraint === `${table}_${c}_unique`)
+    return field === undefined ? error : new DuplicateError(kind, field)
   }
 }
