@@ -10,6 +10,8 @@ export interface TableSpec<V> {
   writable: Record<keyof V & string, true>
   /** The writable fields with a unique index. */
   unique: (keyof V & string)[]
+  /** Those of them whose index ignores letter case (each engine's migrations make it so). */
+  uniqueIgnoringCase: (keyof V & string)[]
 }
 
 export const bookTable: TableSpec<BookValues> = {
@@ -17,7 +19,8 @@ export const bookTable: TableSpec<BookValues> = {
   kind: 'book',
   idColumn: 'book_id',
   writable: { title: true, author: true, isbn: true, published_year: true },
-  unique: ['isbn']
+  unique: ['isbn'],
+  uniqueIgnoringCase: []
 }
 
 export const studentTable: TableSpec<StudentValues> = {
@@ -25,5 +28,6 @@ export const studentTable: TableSpec<StudentValues> = {
   kind: 'student',
   idColumn: 'student_id',
   writable: { name: true, email: true, enrollment_year: true, status: true },
-  unique: ['email']
+  unique: ['email'],
+  uniqueIgnoringCase: ['email']
 }

@@ -1,27 +1,13 @@
 // PostgreSQL API keys: each node keeps the few keys in memory for a short while; a revocation tells every node.
-import { type ApiKeyInfo, isScope } from '../../api-keys.js'
+import type { ApiKeyInfo } from '../../api-keys.js'
+import { type ApiKeyRow, keyInfo, type StoredKey, storedKey } from '../api-key-rows.js'
 import type { ApiKeyRepository } from '../types.js'
 import { isoTimestamp } from './table.js'
 import { connect, type PipelinedClients, type PostgresSettings } from './connection.js'
 import type pg from 'pg'
 
-interface ApiKeyRow {
-  key_id: string
-  name: string
-  scopes: string
-  secret_hash: Buffer
-  created_at: string
-  revoked_at: string | null
-}
-
-type KnownKey = ApiKeyInfo & { secretHash: Buffer }
-
 const channel = 'books_students_api_keys'
 const columns = `key_id, name, scopes, secret_hash, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('revoked_at')} AS revoked_at`
-
-function keyInfo (row: ApiKeyRow): ApiKeyInfo {
-  return { key_id: row.key_id, name: row.name, scopes: row.scopes.split(' ').filter(isScope), created_at: row.created_at, revoked_at: row.revoked_at }
-}
 
 /**
  * Every request with a key looks it up, so each node keeps what it read for `ttl` ms: a revocation made
@@ -33,7 +19,7 @@ export class PostgresApiKeys implements ApiKeyRepository {
   readonly #reads: PipelinedClients
   readonly #settings: PostgresSettings
   readonly #ttl: number
-  readonly #known = new Map<string, { key: KnownKey, until: number }>()
+  readonly #known = new Map<string, { key: StoredKey, until: number }>()
   #listener: pg.Client | null = null
   #retry: NodeJS.Timeout | null = null
   #closed = false
@@ -54,7 +40,7 @@ export class PostgresApiKeys implements ApiKeyRepository {
         this.#listener = null
         // Notifications sent while not listening are lost for good: forget everything instead.
         this.#known.clear()
-        if (!this.#closed) this.#retry = setTimeout(() => { this.listen().catch(() => {}) }, 1000).unref()
+        this.#listenLater()
       }
       client.on('error', lost)
       client.on('end', lost)
@@ -63,8 +49,15 @@ export class PostgresApiKeys implements ApiKeyRepository {
       await client.query(`LISTEN ${channel}`)
       if (this.#closed) await client.end()
     } catch {
-      if (!this.#closed) this.#retry = setTimeout(() => { this.listen().catch(() => {}) }, 1000).unref()
+      this.#listenLater()
     }
+  }
+
+  /** Tries to listen again in a second; one attempt pending at a time, none once closed. */
+  #listenLater (): void {
+    if (this.#closed) return
+    if (this.#retry !== null) clearTimeout(this.#retry)
+    this.#retry = setTimeout(() => { this.listen().catch(() => {}) }, 1000).unref()
   }
 
   async create ({ keyId, name, scopes, secretHash }: { keyId: string, name: string, scopes: ApiKeyInfo['scopes'], secretHash: Buffer }): Promise<ApiKeyInfo> {
@@ -75,14 +68,14 @@ export class PostgresApiKeys implements ApiKeyRepository {
     return keyInfo(rows[0]!)
   }
 
-  async find (keyId: string): Promise<KnownKey | null> {
+  async find (keyId: string): Promise<StoredKey | null> {
     const now = Date.now()
     const cached = this.#known.get(keyId)
     if (cached !== undefined && cached.until > now) return cached.key
     const { rows } = await this.#reads.query<ApiKeyRow>({ name: 'api-keys-find', text: `SELECT ${columns} FROM api_keys WHERE key_id = $1`, values: [keyId] })
     const row = rows[0]
     if (row === undefined) return null
-    const key = { ...keyInfo(row), secretHash: row.secret_hash }
+    const key = storedKey(row)
     if (this.#ttl > 0) this.#known.set(keyId, { key, until: now + this.#ttl })
     return key
   }

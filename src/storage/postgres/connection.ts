@@ -46,20 +46,51 @@ export async function connect (settings: PostgresSettings, pipeline: boolean): P
   return client
 }
 
+/** One connection, opened on first use and again after it breaks or fails to open. */
+export class Reconnecting {
+  readonly #open: () => Promise<pg.Client>
+  #client: Promise<pg.Client> | null = null
+
+  constructor (open: () => Promise<pg.Client>) {
+    this.#open = open
+  }
+
+  get (): Promise<pg.Client> {
+    if (this.#client === null) {
+      const opening = this.#open().then(client => {
+        // The statements in flight on it fail; the next use opens a new connection.
+        const forget = () => { if (this.#client === opening) this.#client = null }
+        client.on('error', forget)
+        client.on('end', forget)
+        return client
+      })
+      // A failed connect is not kept: the next use tries again.
+      opening.catch(() => { if (this.#client === opening) this.#client = null })
+      this.#client = opening
+    }
+    return this.#client
+  }
+
+  /** Ends the connection once the statements already sent are answered (pg's end() waits for them). */
+  async end (): Promise<void> {
+    const client = this.#client
+    this.#client = null
+    await client?.then(c => c.end(), () => {})
+  }
+}
+
 /**
  * A fixed set of pipelined connections used in turn: many requests' statements share one round trip
  * (pg's opt-in pipelining, each statement with its own Sync, so one's error never touches another's).
  * A connection that breaks is replaced on next use; the requests on it at the time fail (a 500).
  */
 export class PipelinedClients {
-  readonly #settings: PostgresSettings
-  readonly #slots: (Promise<pg.Client> | null)[]
+  readonly #connections: Reconnecting[]
   #next = 0
   #closed = false
 
   constructor (settings: PostgresSettings) {
-    this.#settings = settings
-    this.#slots = Array.from({ length: settings.connections }, () => null)
+    this.#connections = Array.from({ length: settings.connections }, () => new Reconnecting(() => connect(settings, true)))
   }
 
   /** Connects the first client, so that a start against an unreachable server fails at once. */
@@ -69,32 +100,18 @@ export class PipelinedClients {
 
   async query<R extends pg.QueryResultRow> (query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     const slot = this.#next
-    this.#next = (slot + 1) % this.#slots.length
+    this.#next = (slot + 1) % this.#connections.length
     const client = await this.#client(slot)
     return client.query<R>(query)
   }
 
   #client (slot: number): Promise<pg.Client> {
     if (this.#closed) return Promise.reject(new Error('the database connections are closed'))
-    const existing = this.#slots[slot]
-    if (existing != null) return existing
-    const opening = connect(this.#settings, true).then(client => {
-      // The statements in flight on it fail; the next query opens a new connection.
-      const forget = () => { if (this.#slots[slot] === opening) this.#slots[slot] = null }
-      client.on('error', forget)
-      client.on('end', forget)
-      return client
-    })
-    this.#slots[slot] = opening
-    // A failed connect is not kept: the next query tries again.
-    opening.catch(() => { if (this.#slots[slot] === opening) this.#slots[slot] = null })
-    return opening
+    return this.#connections[slot]!.get()
   }
 
   async close (): Promise<void> {
     this.#closed = true
-    const slots = this.#slots.splice(0, this.#slots.length, ...this.#slots.map(() => null))
-    // end() waits for the statements already sent, so requests in flight still get their answers.
-    await Promise.allSettled(slots.map(slot => slot?.then(client => client.end())))
+    await Promise.allSettled(this.#connections.map(connection => connection.end()))
   }
 }

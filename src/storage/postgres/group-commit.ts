@@ -1,5 +1,6 @@
 // PostgreSQL group commit: the writes of one event-loop tick share one pipelined BEGIN … COMMIT.
 import type pg from 'pg'
+import { Reconnecting } from './connection.js'
 
 /** One write: its statements, run in order in one transaction, and how their results read. */
 export interface Write<R> {
@@ -31,14 +32,13 @@ type Settled = PromiseSettledResult<pg.QueryResult>
  * connection broke), its writes fail and are not run again, since they may have committed.
  */
 export class GroupCommit {
-  readonly #connect: () => Promise<pg.Client>
   readonly #onBatch: (size: number) => void
-  #client: Promise<pg.Client> | null = null
+  readonly #connection: Reconnecting
   #queue: Pending[] = []
   #flushing: Promise<void> | null = null
 
   constructor (connect: () => Promise<pg.Client>, onBatch: (size: number) => void = () => {}) {
-    this.#connect = connect
+    this.#connection = new Reconnecting(connect)
     this.#onBatch = onBatch
   }
 
@@ -76,7 +76,7 @@ export class GroupCommit {
       .map(({ pending }) => pending)
     let client: pg.Client
     try {
-      client = await this.#clientReady()
+      client = await this.#connection.get()
     } catch (error) {
       for (const pending of batch) pending.reject(error)
       return
@@ -103,25 +103,9 @@ export class GroupCommit {
     })
   }
 
-  #clientReady (): Promise<pg.Client> {
-    if (this.#client === null) {
-      const opening = this.#connect().then(client => {
-        const forget = () => { if (this.#client === opening) this.#client = null }
-        client.on('error', forget)
-        client.on('end', forget)
-        return client
-      })
-      opening.catch(() => { if (this.#client === opening) this.#client = null })
-      this.#client = opening
-    }
-    return this.#client
-  }
-
   async close (): Promise<void> {
     await this.flush()
-    const client = this.#client
-    this.#client = null
-    if (client !== null) await client.then(c => c.end(), () => {})
+    await this.#connection.end()
   }
 }
 

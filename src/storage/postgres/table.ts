@@ -37,9 +37,10 @@ export class PostgresTable<T, V extends object> {
     const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
     const values = all.map((_, i) => `$${i + 1}`).join(', ')
-    // A value another row holds, as the unique index sees it (emails ignore case).
+    // A value another row holds, as the unique index sees it (lower() where it ignores case).
     const unique = spec.unique as string[]
-    const sameValue = (c: string, p: string) => c === 'email' ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
+    const foldsCase = (c: string) => (spec.uniqueIgnoringCase as string[]).includes(c)
+    const sameValue = (c: string, p: string) => foldsCase(c) ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
     const set = [...writable, 'updated_at'].map((c, i) => `${c} = $${i + 2}`).join(', ')
     const expected = `$${writable.length + 3}::int[]`
     const taken = unique.length === 0

@@ -1,25 +1,12 @@
 // SQLite API keys, kept in memory until one changes.
 import type Database from 'better-sqlite3'
-import { type ApiKeyInfo, isScope } from '../../api-keys.js'
+import { type ApiKeyRow, keyInfo, type StoredKey, storedKey } from '../api-key-rows.js'
 import type { ApiKeyRepository } from '../types.js'
 import type { ExternalWrites } from './external-writes.js'
 
-interface ApiKeyRow {
-  key_id: string
-  name: string
-  scopes: string
-  secret_hash: Buffer
-  created_at: string
-  revoked_at: string | null
-}
-
-function keyInfo (row: ApiKeyRow): ApiKeyInfo {
-  return { key_id: row.key_id, name: row.name, scopes: row.scopes.split(' ').filter(isScope), created_at: row.created_at, revoked_at: row.revoked_at }
-}
-
 export function sqliteApiKeys (db: Database.Database, external: ExternalWrites): ApiKeyRepository {
   // Every request with a key reads its row; the few keys there are stay in memory until one changes.
-  const known = external.watch(new Map<string, ApiKeyInfo & { secretHash: Buffer }>())
+  const known = external.watch(new Map<string, StoredKey>())
   const insert = db.prepare<[ApiKeyRow]>(
     'INSERT INTO api_keys (key_id, name, scopes, secret_hash, created_at, revoked_at) VALUES (@key_id, @name, @scopes, @secret_hash, @created_at, @revoked_at)'
   )
@@ -39,7 +26,7 @@ export function sqliteApiKeys (db: Database.Database, external: ExternalWrites):
       if (cached !== undefined) return cached
       const row = find.get(keyId)
       if (row === undefined) return null
-      const found = { ...keyInfo(row), secretHash: row.secret_hash }
+      const found = storedKey(row)
       known.set(keyId, found)
       return found
     },
