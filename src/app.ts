@@ -20,6 +20,9 @@ import { type OpenApiDocument, readContract, routedDocument, servedDocument } fr
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { openRateLimitStore, rateLimit } from './rate-limit.js'
 import type { RateLimitStore } from './rate-limit-store.js'
+import { health as healthChecks } from './ops/health.js'
+import { ServiceMetrics } from './ops/metrics.js'
+import { isOpsPath, type Operations, opsRoutes } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './storage/types.js'
@@ -39,30 +42,56 @@ export interface AppDependencies {
   document: OpenApiDocument
   /** Rate-limit counters; Redis at config.redisUrl, or this process's memory, unless given. Closed with the app. */
   rateLimitStore: RateLimitStore
-  /** Told of every failed operation of the shared rate-limit store, e.g. to count them for metrics. */
+  /** Told of every failed operation of the shared rate-limit store (besides the metrics' count). */
   onRateLimitStoreError: (error: Error) => void
+  /** Where requests, writes and batches are counted; made here unless given, null when config.metrics is off. */
+  metrics: ServiceMetrics | null
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The rate-limit counters, for a readiness check (`probe()`). */
     rateLimitStore: RateLimitStore
+    /** Health, readiness and metrics, for the ops listener (src/ops/routes.ts). */
+    operations: Operations
   }
 }
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
-  const repositories = dependencies.repositories ?? await openConfiguredRepositories(config)
+  const metrics = dependencies.metrics !== undefined ? dependencies.metrics : config.metrics ? new ServiceMetrics() : null
+  const repositories = dependencies.repositories ??
+    await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
+  metrics?.observeStorage(repositories)
   const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const logStream = dependencies.logStream ?? pino.destination(1)
   const logger = pino({ level: config.logLevel }, logStream)
   const rateLimitStore = dependencies.rateLimitStore ??
-    await openRateLimitStore(config, { log: logger, onStoreError: dependencies.onRateLimitStoreError })
+    await openRateLimitStore(config, {
+      log: logger,
+      onStoreError: error => {
+        metrics?.rateLimitStoreError()
+        dependencies.onRateLimitStoreError?.(error)
+      }
+    })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
   const logRequest = logger.isLevelEnabled('info') ? requestLogger(logStream) : null
+  const health = healthChecks({
+    version: served.info.version,
+    timeout: config.readyTimeout,
+    dependencies: [
+      { key: `${repositories.engine}:responseTime`, componentType: 'datastore', probe: () => repositories.probe(), whenFailing: 'fail' },
+      // Without Redis the limits count per node (src/rate-limit-redis.ts): worth a warning, not taking
+      // every node out of the load balancer at once.
+      ...config.redisUrl === null ? [] : [{ key: 'redis:responseTime', componentType: 'datastore', probe: () => rateLimitStore.probe(), whenFailing: 'warn' } as const]
+    ]
+  })
   /** What every request goes through first: security headers, its id, who is calling, and the caller's quota. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.headers(apiSecurityHeaders).header('x-request-id', request.id)
+    // While draining, clients are moved off this node: each connection closes after its response.
+    if (health.draining) reply.header('connection', 'close')
+    metrics?.requestStarted()
     await identify(request, reply)
     await limit(request, reply)
   }
@@ -135,11 +164,20 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
   app.decorateRequest('caller', null as never)
-  app.addHook('onRequest', admit)
-  if (logRequest !== null) {
-    app.addHook('onResponse', logRequest.hook)
-    app.addHook('onClose', async () => logRequest.flush())
+  const operations: Operations = { health, metrics, metricsToken: config.metricsToken }
+  app.decorate('operations', operations)
+  const responseHooks = [logRequest?.hook, metrics?.requestFinished].filter(hook => hook !== undefined)
+  if (config.opsPort === 'public') {
+    // Probes and scrapes on the API's port need no key, are never rate limited, and stay out of the
+    // API's request log and metrics; the check costs only on this setting.
+    await app.register(opsRoutes(operations))
+    app.addHook('onRequest', async (request, reply) => { if (!isOpsPath(request.url)) await admit(request, reply) })
+    for (const hook of responseHooks) app.addHook('onResponse', (request, reply, done) => { if (isOpsPath(request.url)) done(); else hook(request, reply, done) })
+  } else {
+    app.addHook('onRequest', admit)
+    for (const hook of responseHooks) app.addHook('onResponse', hook)
   }
+  if (logRequest !== null) app.addHook('onClose', async () => logRequest.flush())
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,

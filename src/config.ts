@@ -58,6 +58,24 @@ export interface Config {
   keepAliveTimeout: number
   /** Open connections accepted at once (`MAX_CONNECTIONS`); further ones are dropped. */
   maxConnections: number
+  /**
+   * Where health checks and metrics are served (`OPS_PORT`): a port of their own (0 picks a free one),
+   * `public` for the API's port (metrics then need METRICS_TOKEN), or `off`.
+   */
+  opsPort: number | 'public' | 'off'
+  /** Interface the ops port binds (`OPS_HOST`); loopback by default, the pod's address on Kubernetes. */
+  opsHost: string
+  /** Bearer token that /metrics requires (`METRICS_TOKEN`); never an API key. Required when OPS_PORT=public. */
+  metricsToken: string | null
+  /** Whether requests are counted and timed for /metrics (`METRICS`). */
+  metrics: boolean
+  /** Milliseconds the readiness check waits for the database, and Redis when set, to answer (`READY_TIMEOUT_MS`). */
+  readyTimeout: number
+  /**
+   * Milliseconds a node keeps serving after SIGTERM while it reports not-ready (`SHUTDOWN_DRAIN_MS`),
+   * so that a load balancer stops sending before the listener closes.
+   */
+  shutdownDrain: number
 }
 
 export interface RateLimit {
@@ -93,7 +111,16 @@ export const defaults: Readonly<Config> = {
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   keepAliveTimeout: 5_000,
-  maxConnections: 1024
+  maxConnections: 1024,
+  // Prometheus' registered default port for exporters of this kind.
+  opsPort: 9464,
+  opsHost: '127.0.0.1',
+  metricsToken: null,
+  metrics: true,
+  readyTimeout: 1_000,
+  // Long enough for a load balancer's health checks (Kubernetes: every 10 s by default, endpoints
+  // updated within a few seconds of not-ready) to take the node out before it stops listening.
+  shutdownDrain: 5_000
 }
 
 /** A configuration value that cannot be used; its message is one line naming the variable. */
@@ -213,6 +240,24 @@ function origins (env: Env): string[] {
   })
 }
 
+function opsPort (env: Env): Config['opsPort'] {
+  const raw = text(env, 'OPS_PORT', String(defaults.opsPort))
+  if (raw === 'public' || raw === 'off') return raw
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(`OPS_PORT must be a port from 0 to 65535, public or off (got ${JSON.stringify(raw)})`)
+  }
+  return Number(raw)
+}
+
+function metricsToken (env: Env): string | null {
+  const raw = text(env, 'METRICS_TOKEN', '')
+  if (raw === '') return null
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN must be 16 to 512 printable characters without spaces (value not shown)')
+  }
+  return raw
+}
+
 /**
  * Reads the configuration from `env` (usually `process.env`); explicit `overrides` win over the
  * environment, which wins over the defaults. Throws a ConfigError on the first unusable value.
@@ -244,9 +289,19 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     requestTimeout: integer(env, 'REQUEST_TIMEOUT', 100, 3_600_000, defaults.requestTimeout),
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 100, 600_000, defaults.keepAliveTimeout),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1, 1_000_000, defaults.maxConnections),
+    opsPort: opsPort(env),
+    opsHost: text(env, 'OPS_HOST', defaults.opsHost),
+    metricsToken: metricsToken(env),
+    metrics: boolean(env, 'METRICS', defaults.metrics),
+    readyTimeout: integer(env, 'READY_TIMEOUT_MS', 10, 60_000, defaults.readyTimeout),
+    shutdownDrain: integer(env, 'SHUTDOWN_DRAIN_MS', 0, 600_000, defaults.shutdownDrain),
     ...overrides
   }
   // Node refuses a server whose headers may take longer than the whole request.
+  // On the public port anyone who can reach the API could read the metrics.
+  if (config.opsPort === 'public' && config.metricsToken === null) {
+    throw new ConfigError('OPS_PORT=public serves /metrics on the API\'s port, which needs METRICS_TOKEN')
+  }
   if (config.headersTimeout > config.requestTimeout) {
     throw new ConfigError(`HEADERS_TIMEOUT (${config.headersTimeout}) must not exceed REQUEST_TIMEOUT (${config.requestTimeout})`)
   }

@@ -1,10 +1,13 @@
-// Process entry: reads the config, starts the service, and shuts it down gracefully on SIGINT/SIGTERM.
+// Process entry: reads the config, starts the service and its ops listener, and shuts them down gracefully on SIGINT/SIGTERM.
 import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { firstAdminKey } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
+import { ServiceMetrics } from './ops/metrics.js'
+import { buildOpsApp } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
 
 function fail (message: string): never {
@@ -25,20 +28,27 @@ try {
 // slows the service rather than filling its memory; a crash loses at most the current turn's lines.
 const logStream = pino.destination({ dest: 1, sync: true })
 
-const { app, firstKey } = await (async () => {
-  const repositories = await openConfiguredRepositories(config)
+const { app, ops, firstKey } = await (async () => {
+  // Made before the storage, which tells it of every group-commit batch.
+  const metrics = config.metrics ? new ServiceMetrics() : null
+  const repositories = await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
-  return { app: await buildApp(config, { repositories, logStream }), firstKey }
+  const app = await buildApp(config, { repositories, logStream, metrics })
+  const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log) : null
+  return { app, ops, firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))
 
 // On a signal: stop accepting connections, let in-flight requests finish, close the database, exit 0.
-// An uncaught error takes the same path (its err is logged) and exits 1.
+// An uncaught error takes the same path (its err is logged) and exits 1. The ops listener closes
+// last, so that readiness says "not ready" until the very end.
 let closing = false
 let signalled: NodeJS.Signals | undefined
 const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal = signalled, err }) => {
   closing = true
+  app.operations.health.drain()
   app.log.info({ signal, err }, 'shutting down')
   await app.close()
+  await ops?.close()
   logStream.flushSync()
 })
 // SIGINT and SIGTERM are handled here, not by close-with-grace, which takes a second one for an
@@ -53,8 +63,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       app.log.warn({ signal }, 'already shutting down: the repeated signal is ignored while requests finish')
       return
     }
+    closing = true
     signalled = signal
-    grace.close()
+    // SIGTERM comes from a supervisor (Kubernetes, systemd, docker stop): report not-ready at once and
+    // keep serving while the load balancer notices. SIGINT is someone at a terminal: stop now.
+    const drain = signal === 'SIGTERM' ? config.shutdownDrain : 0
+    if (drain === 0) return grace.close()
+    app.operations.health.drain()
+    app.log.info({ signal, drainMs: drain }, 'draining: reporting not-ready and serving until the drain period ends')
+    setTimeout(() => grace.close(), drain)
   })
 }
 
@@ -65,9 +82,20 @@ try {
   fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
 }
 
-const { port } = app.server.address() as AddressInfo
-const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+const originOf = (host: string, server: FastifyInstance) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.server.address() as AddressInfo).port}`
+const origin = originOf(config.host, app)
 console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)
+if (ops !== null) {
+  try {
+    await ops.listen({ port: config.opsPort as number, host: config.opsHost })
+  } catch (error) {
+    await app.close()
+    fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}`)
+  }
+  console.log(`Operations (health, readiness, metrics) on ${originOf(config.opsHost, ops)}`)
+} else if (config.opsPort === 'public') {
+  console.log(`Operations (health, readiness, metrics) on ${origin}: /metrics needs METRICS_TOKEN`)
+}
 if (firstKey !== null) {
   // Printed once and never logged: only its hash is stored, so this is the one chance to copy it.
   console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey}\nManage keys with npm run keys (see README, Security).`)

@@ -138,7 +138,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
   const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
   const run = async (env: Record<string, string>): Promise<string> => {
     const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env },
+      env: { ...process.env, PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env },
       stdio: ['ignore', 'pipe', 'inherit']
     })
     let out = ''

@@ -40,6 +40,9 @@ function startNode (name: string, databaseUrl: string, extra: Record<string, str
   const child = spawn(process.execPath, [serverJs], {
     env: childEnv(databaseUrl, {
       PORT: '0',
+      // Three nodes on one host: each ops listener on a free port; SIGTERM stops without a drain period.
+      OPS_PORT: '0',
+      SHUTDOWN_DRAIN_MS: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       ADMIN_API_KEY: adminKey,

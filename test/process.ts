@@ -8,12 +8,16 @@ export const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
 export interface Running {
   child: ChildProcess
   origin: string
+  /** The ops listener's origin (health, readiness, metrics), when it has one. */
+  opsOrigin: string | undefined
   output: () => string
 }
 
 export function start (env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env },
+    // A free ops port, so that processes started side by side do not meet on 9464; no drain period
+    // unless a test asks for one, so that a SIGTERM stops the process at once.
+    env: { ...process.env, PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
@@ -22,7 +26,9 @@ export function start (env: Record<string, string>): Promise<Running> {
     child.stdout!.on('data', chunk => {
       output += chunk
       const origin = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (origin !== undefined) resolve({ child, origin, output: () => output })
+      const opsOrigin = /^Operations .* on (http:\/\/[^\s:]+:\d+)/m.exec(output)?.[1]
+      // The ops listener opens after the API's and announces itself unless it is off or on the public port.
+      if (origin !== undefined && (opsOrigin !== undefined || env.OPS_PORT === 'off' || env.OPS_PORT === 'public')) resolve({ child, origin, opsOrigin, output: () => output })
     })
     child.on('exit', code => reject(new Error(`server exited with ${code}: ${output}`)))
   })

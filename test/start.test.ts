@@ -35,7 +35,7 @@ async function run (t: Test, cwd: string, argv: string[]): Promise<Started> {
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd,
     detached: true,
-    env: { PATH, HOME, PORT: '0', LOG_LEVEL: 'warn' },
+    env: { PATH, HOME, PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   // Whatever happens to the test, nothing it started outlives it.

@@ -12,14 +12,19 @@ export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' 
  * The repositories at the configured database, for every process that opens it. `create: false` (the
  * CLIs) refuses a database the service never set up, rather than creating or migrating it.
  */
-export async function openConfiguredRepositories (config: StorageConfig, { create = true }: Pick<DatabaseOptions, 'create'> = {}): Promise<Repositories> {
+export interface OpenOptions extends Pick<DatabaseOptions, 'create'> {
+  /** Told the size of every group-commit batch (for metrics). */
+  onBatch?: (size: number) => void
+}
+
+export async function openConfiguredRepositories (config: StorageConfig, { create = true, onBatch }: OpenOptions = {}): Promise<Repositories> {
   if (config.postgresUrl !== null) {
     return openPostgresRepositories({
       url: config.postgresUrl,
       connections: config.pgPoolMax,
       connectTimeout: config.pgConnectTimeout,
       statementTimeout: config.pgStatementTimeout
-    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl })
+    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl, ...(onBatch !== undefined && { onBatch }) })
   }
-  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize, create })
+  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize, create, ...(onBatch !== undefined && { onBatch }) })
 }

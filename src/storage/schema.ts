@@ -13,6 +13,14 @@ export const latestVersion: number = Math.max(...schemaHistory.map(m => m.versio
 /** An engine's SQL for every version: a version added to the history but not here fails to compile. */
 export type MigrationScripts = Record<SchemaVersion, string>
 
+/** A database whose schema is not at the version this code expects (a readiness probe's finding). */
+export class SchemaVersionError extends Error {
+  override name = 'SchemaVersionError'
+  constructor (found: number | null | undefined) {
+    super(`the database schema is at version ${found ?? 'none'}, this service needs ${latestVersion}`)
+  }
+}
+
 /** Append only: a released migration is never edited, so every database reaches the same schema. */
 export function newerSchemaMessage (current: number): string {
   return `database schema version ${current} is newer than this service knows (${latestVersion}); refusing to start`

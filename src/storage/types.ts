@@ -83,6 +83,14 @@ export interface ApiKeyRepository {
   revoke (keyId: string): Promise<boolean>
 }
 
+/** How much of the database's connections a node uses, read when metrics are scraped. */
+export interface StorageUsage {
+  connections: number
+  maxConnections: number
+  /** Statements sent and not yet answered (always 0 on SQLite, whose calls are synchronous). */
+  queriesInFlight: number
+}
+
 export interface Repositories {
   /** Which engine stores the data, for readiness checks and logs. */
   readonly engine: 'sqlite' | 'postgres'
@@ -94,6 +102,7 @@ export interface Repositories {
   cursorSecret (): Promise<Buffer>
   /** Resolves when the database answers and its schema is at the version this code expects; rejects otherwise. */
   probe (): Promise<void>
+  usage (): StorageUsage
   /** Commits what is pending, then lets go of the database. */
   close (): Promise<void>
 }

@@ -95,6 +95,11 @@ export class PostgresApiKeys implements ApiKeyRepository {
     return rows.length > 0
   }
 
+  /** Whether the connection that hears revocations is open. */
+  get listening (): boolean {
+    return this.#listener !== null
+  }
+
   async close (): Promise<void> {
     this.#closed = true
     if (this.#retry !== null) clearTimeout(this.#retry)

@@ -71,6 +71,11 @@ export class Reconnecting {
     return this.#client
   }
 
+  /** Whether the connection is open or opening. */
+  get open (): boolean {
+    return this.#client !== null
+  }
+
   /** Ends the connection once the statements already sent are answered (pg's end() waits for them). */
   async end (): Promise<void> {
     const client = this.#client
@@ -88,6 +93,7 @@ export class PipelinedClients {
   readonly #connections: Reconnecting[]
   #next = 0
   #closed = false
+  #inFlight = 0
 
   constructor (settings: PostgresSettings) {
     this.#connections = Array.from({ length: settings.connections }, () => new Reconnecting(() => connect(settings, true)))
@@ -102,7 +108,17 @@ export class PipelinedClients {
     const slot = this.#next
     this.#next = (slot + 1) % this.#connections.length
     const client = await this.#client(slot)
-    return client.query<R>(query)
+    this.#inFlight++
+    try {
+      return await client.query<R>(query)
+    } finally {
+      this.#inFlight--
+    }
+  }
+
+  /** Connections open and statements awaiting their answer, for metrics. */
+  usage (): { open: number, max: number, inFlight: number } {
+    return { open: this.#connections.filter(connection => connection.open).length, max: this.#connections.length, inFlight: this.#inFlight }
   }
 
   #client (slot: number): Promise<pg.Client> {

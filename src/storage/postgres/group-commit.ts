@@ -49,6 +49,11 @@ export class GroupCommit {
     })
   }
 
+  /** Whether its connection is open or opening. */
+  get connected (): boolean {
+    return this.#connection.open
+  }
+
   /** Resolves once every write queued so far is settled. */
   async flush (): Promise<void> {
     while (this.#flushing !== null || this.#queue.length > 0) await (this.#flushing ?? this.#flushNext())

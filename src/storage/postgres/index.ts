@@ -1,7 +1,7 @@
 // The PostgreSQL engine: every repository over one database that any number of nodes share.
 import { randomBytes } from 'node:crypto'
 import type { Book, Student } from '../../api-types.js'
-import { latestVersion } from '../schema.js'
+import { latestVersion, SchemaVersionError } from '../schema.js'
 import { bookTable, studentTable } from '../tables.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { NoDatabaseError } from '../sqlite/database.js'
@@ -66,7 +66,16 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })
       const version = rows[0]!.version
-      if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
+      if (version !== latestVersion) throw new SchemaVersionError(version)
+    },
+    usage: () => {
+      const pipelined = reads.usage()
+      // Beside the pipelined ones: group commit's connection and the one that hears revocations.
+      return {
+        connections: pipelined.open + Number(writes.connected) + Number(apiKeys.listening),
+        maxConnections: pipelined.max + 2,
+        queriesInFlight: pipelined.inFlight
+      }
     },
     close: async () => {
       clearInterval(sweeper)

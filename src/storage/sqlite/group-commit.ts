@@ -21,10 +21,12 @@ export class GroupCommit {
   readonly #begin: Statement<[]>
   readonly #commit: Statement<[]>
   readonly #rollback: Statement<[]>
+  readonly #onBatch: (size: number) => void
   #queue: PendingWrite[] = []
 
-  constructor (db: Database.Database) {
+  constructor (db: Database.Database, onBatch: (size: number) => void = () => {}) {
     this.#db = db
+    this.#onBatch = onBatch
     // IMMEDIATE takes the write lock before the first read, so a check and its write see the same row
     // even if another connection (another process) writes to the file.
     this.#begin = db.prepare('BEGIN IMMEDIATE')
@@ -65,6 +67,7 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(error)
       return
     }
+    this.#onBatch(batch.length)
     batch.forEach((pending, i) => {
       const { ok, value } = outcomes[i]!
       if (ok) pending.resolve(value)

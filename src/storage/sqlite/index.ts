@@ -5,7 +5,7 @@ import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { bookTable, studentTable } from '../tables.js'
 import { sqliteApiKeys } from './api-keys.js'
 import { type DatabaseOptions, openDatabase } from './database.js'
-import { latestVersion } from '../schema.js'
+import { latestVersion, SchemaVersionError } from '../schema.js'
 import { ExternalWrites } from './external-writes.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
@@ -14,13 +14,15 @@ import { SqliteTable } from './table.js'
 export interface RepositoryOptions extends DatabaseOptions {
   /** Records of each table kept in memory (RECORD_CACHE_SIZE's default unless given); 0 turns the cache off. */
   cacheSize?: number
+  /** Called with the size of every group-commit batch. */
+  onBatch?: (size: number) => void
 }
 
-export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, ...options }: RepositoryOptions = {}): Repositories {
+export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, onBatch, ...options }: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
-  const writes = new GroupCommit(db)
+  const writes = new GroupCommit(db, onBatch)
   const external = new ExternalWrites(db)
   const dependencies = { idempotency, writes, external, cacheSize }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
@@ -38,8 +40,10 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
     probe: async () => {
       // The schema check is in a read the database must answer, so a locked or vanished file fails it too.
       const version = schemaVersion.get()
-      if (version !== latestVersion) throw new Error(`schema version ${version}, expected ${latestVersion}`)
+      if (version !== latestVersion) throw new SchemaVersionError(version)
     },
+    // One connection, used synchronously: nothing is ever waiting on it when metrics are read.
+    usage: () => ({ connections: db.open ? 1 : 0, maxConnections: 1, queriesInFlight: 0 }),
     close: async () => {
       writes.flush()
       db.close()
