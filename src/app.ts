@@ -17,6 +17,7 @@ import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
+import { urlRedactor } from './log-redaction.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { openRateLimitStore, rateLimit } from './rate-limit.js'
 import type { RateLimitStore } from './rate-limit-store.js'
@@ -27,6 +28,8 @@ import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './storage/types.js'
 import { validatorCompiler } from './validation.js'
+
+const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
 const requestIdPattern = /^[\w.:-]{1,128}$/
@@ -65,7 +68,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const logStream = dependencies.logStream ?? pino.destination(1)
-  const logger = pino({ level: config.logLevel }, logStream)
+  // No line logs a request's headers; should one ever log an object holding credentials, they are masked.
+  const logger = pino({ level: config.logLevel, redact: { paths: redactedLogPaths, censor: '[redacted]' } }, logStream)
   const rateLimitStore = dependencies.rateLimitStore ??
     await openRateLimitStore(config, {
       log: logger,
@@ -75,7 +79,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       }
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
-  const logRequest = logger.isLevelEnabled('info') ? requestLogger(logStream) : null
+  const logRequest = logger.isLevelEnabled('info')
+    ? requestLogger(logStream, urlRedactor([config.adminApiKey ?? '', config.metricsToken ?? '']))
+    : null
   const health = healthChecks({
     version: served.info.version,
     timeout: config.readyTimeout,

@@ -147,3 +147,23 @@ t.test('loadConfig reads the shared rate-limit settings; a bad REDIS_URL is refu
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
 })
+
+t.test('loadConfig reads the operations settings: OPS_PORT (a port, public or off), OPS_HOST, METRICS_TOKEN, METRICS, READY_TIMEOUT_MS, SHUTDOWN_DRAIN_MS', async t => {
+  t.match(loadConfig({}), { opsPort: 9464, opsHost: '127.0.0.1', metricsToken: null, metrics: true, readyTimeout: 1000, shutdownDrain: 5000 })
+  const token = 'a-metrics-token-of-some-length'
+  t.match(loadConfig({ OPS_PORT: '0', OPS_HOST: '0.0.0.0', METRICS: 'false', READY_TIMEOUT_MS: '250', SHUTDOWN_DRAIN_MS: '0' }), { opsPort: 0, opsHost: '0.0.0.0', metrics: false, readyTimeout: 250, shutdownDrain: 0 })
+  t.match(loadConfig({ OPS_PORT: 'off' }), { opsPort: 'off' })
+  t.match(loadConfig({ OPS_PORT: 'public', METRICS_TOKEN: token }), { opsPort: 'public', metricsToken: token })
+  t.match(loadConfig({ METRICS_TOKEN: token }), { opsPort: 9464, metricsToken: token }, 'a token may guard the ops port too')
+  const cases: [Record<string, string>, string][] = [
+    [{ OPS_PORT: 'public' }, 'OPS_PORT=public serves /metrics on the API\'s port, which needs METRICS_TOKEN'],
+    [{ OPS_PORT: '70000' }, 'OPS_PORT must be a port from 0 to 65535, public or off (got "70000")'],
+    [{ OPS_PORT: 'yes' }, 'OPS_PORT must be a port from 0 to 65535, public or off (got "yes")'],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN must be 16 to 512 printable characters without spaces (value not shown)'],
+    [{ METRICS: 'on' }, 'METRICS must be true or false (got "on")'],
+    [{ READY_TIMEOUT_MS: '5' }, 'READY_TIMEOUT_MS must be an integer from 10 to 60000 (got "5")'],
+    [{ SHUTDOWN_DRAIN_MS: '-1' }, 'SHUTDOWN_DRAIN_MS must be an integer from 0 to 600000 (got "-1")']
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+  t.throws(() => loadConfig({}, { opsPort: 'public' }), { name: 'ConfigError' }, 'an override to the public port needs a token too')
+})

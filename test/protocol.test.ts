@@ -124,7 +124,7 @@ t.test('each request is logged once at info, when it completes, with its id, met
 
 t.test('quotes, backslashes, control characters or non-ASCII in any field still make one valid JSON line', async t => {
   const lines: string[] = []
-  const logger = requestLogger({ write: line => { lines.push(line) } })
+  const logger = requestLogger({ write: line => { lines.push(line) } }, url => url)
   const line = (request: object, statusCode: number, elapsedTime: number) =>
     logger.hook(request as FastifyRequest, { statusCode, elapsedTime } as FastifyReply, () => {})
   const url = '/books?x="\\\u0001\n'

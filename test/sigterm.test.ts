@@ -103,9 +103,9 @@ t.test('SIGTERM with a drain period: not-ready at once, every request sent durin
   // second of the drain, as a load balancer does until it sees the node is not ready.
   const failures: string[] = []
   const outcomes: number[] = []
-  let sending = true
+  const client = { sending: true }
   const load = Array.from({ length: 4 }, async (_, w) => {
-    for (let n = 0; sending; n++) {
+    for (let n = 0; client.sending; n++) {
       try {
         if (n % 2 === 0) outcomes.push((await fetch(`${running.origin}/books?limit=5`, { headers: { authorization: `Bearer ${adminKey}` } })).status)
         else outcomes.push((await post(running.origin, `drain-${w}-${n}`)).status)
@@ -122,7 +122,7 @@ t.test('SIGTERM with a drain period: not-ready at once, every request sent durin
   t.equal(readiness, 503, 'readiness fails once the signal is taken')
   t.equal((await fetch(`${ops}/health/live`)).status, 200, 'while liveness still passes')
   await new Promise(resolve => setTimeout(resolve, 1000))
-  sending = false
+  client.sending = false
   await Promise.all(load)
   t.ok(outcomes.length > sentBefore, `requests were answered during the drain (${outcomes.length - sentBefore})`)
   t.same(failures, [], 'no request failed')

@@ -24,7 +24,8 @@ export function opsRoutes ({ health, metrics, metricsToken }: Operations): Fasti
   return async ops => {
     // Probes and scrapes every few seconds would drown the request log: they are logged at debug.
     ops.addHook('onResponse', (request, reply, done) => {
-      request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'operations request completed')
+      // The route, not the URL: whatever query a caller appends (a token, say) stays out of the log.
+      request.log.debug({ route: request.routeOptions.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'operations request completed')
       done()
     })
     ops.addHook('onRequest', (_request, reply, done) => {

@@ -1,0 +1,78 @@
+// No log line ever holds an API key, an Authorization header or a secret, wherever a request puts one.
+import fc from 'fast-check'
+import t from 'tap'
+import { createKey } from '../src/api-keys.js'
+import { urlRedactor } from '../src/log-redaction.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { adminKey, build } from './helper.js'
+import { start, stop } from './process.js'
+
+const metricsToken = 'metrics-token-secret-0123456789'
+
+t.test('requests carrying credentials anywhere (headers, query, path, cookie, body) leave none in the log, even at trace level', async t => {
+  const lines: string[] = []
+  const repositories = openSqliteRepositories(':memory:')
+  const { key: apiKey } = await createKey(repositories.apiKeys, 'reader', ['books:read'])
+  const { key: revoked, key_id: keyId } = await createKey(repositories.apiKeys, 'gone', ['books:read'])
+  await repositories.apiKeys.revoke(keyId)
+  const { app } = await build(t, { logLevel: 'trace', metricsToken, opsPort: 'public' }, {
+    repositories,
+    logStream: { write: (line: string) => { lines.push(line) } }
+  })
+  const secrets = [adminKey, apiKey, revoked, metricsToken]
+  // A failing read, so that the error path's log line is among those checked.
+  const get = repositories.books.get.bind(repositories.books)
+  repositories.books.get = async id => id.startsWith('0000') ? Promise.reject(new Error('storage failed')) : get(id)
+
+  const placements = fc.record({
+    secret: fc.constantFrom(...secrets),
+    where: fc.constantFrom('bearer', 'basic', 'raw-authorization', 'x-api-key', 'cookie', 'query-named', 'query-other', 'path', 'body', 'metrics'),
+    path: fc.constantFrom('/books', '/books/00000000-0000-4000-8000-000000000000', '/api/students', '/nowhere', '/metrics', '/health/ready'),
+    parameter: fc.constantFrom('api_key', 'access_token', 'key', 'token', 'apiKey', 'Authorization', 'q', 'cursor', 'x'),
+    method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE')
+  })
+  await fc.assert(fc.asyncProperty(placements, async ({ secret, where, path, parameter, method }) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    let url: string = path
+    let payload: string | undefined
+    switch (where) {
+      case 'bearer': headers.authorization = `Bearer ${secret}`; break
+      case 'basic': headers.authorization = `Basic ${Buffer.from(`user:${secret}`).toString('base64')}`; break
+      case 'raw-authorization': headers.authorization = secret; break
+      case 'x-api-key': headers['x-api-key'] = secret; break
+      case 'cookie': headers.cookie = `session=${secret}`; break
+      case 'query-named': url = `${path}?${parameter}=${encodeURIComponent(secret)}&limit=5`; break
+      case 'query-other': url = `${path}?limit=5&${parameter}=${secret}`; break
+      case 'path': url = `/books/${secret}`; break
+      case 'body': payload = JSON.stringify({ title: secret, author: secret }); break
+      case 'metrics': url = '/metrics'; headers.authorization = `Bearer ${secret}`; break
+    }
+    await app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined && method !== 'GET' && { payload }) })
+  }), { numRuns: 400, seed: 1 })
+  await app.close()
+  const log = lines.join('')
+  t.ok(log.includes('"request completed"'), 'requests were logged')
+  t.ok(log.includes('"request failed"'), 'the error path was taken and logged')
+  t.ok(log.includes('[redacted]'), 'credentials were met and masked')
+  for (const secret of secrets) t.notOk(log.includes(secret), `no line holds ${secret.slice(0, 8)}…`)
+  t.notOk(/"authorization"/i.test(log), 'no Authorization header is ever logged')
+})
+
+t.test('the URL redactor keeps what is not a credential', async t => {
+  const redact = urlRedactor(['operator-secret-value', ''])
+  t.equal(redact('/books?limit=5&cursor=abc'), '/books?limit=5&cursor=abc')
+  t.equal(redact('/books?api_key=x&limit=5'), '/books?api_key=[redacted]&limit=5')
+  t.equal(redact('/books?limit=5&ACCESS_TOKEN=abc#frag'), '/books?limit=5&ACCESS_TOKEN=[redacted]#frag')
+  t.equal(redact('/books/bsk_0123456789abcdef_secret-part?x=1'), '/books/[redacted]?x=1')
+  t.equal(redact('/books/operator-secret-value'), '/books/[redacted]')
+})
+
+t.test('the process logs no secret from its settings, at start or when it cannot connect', async t => {
+  const running = await start({ LOG_LEVEL: 'trace', DATABASE_PATH: ':memory:', METRICS_TOKEN: metricsToken, REDIS_URL: 'redis://:redis-password-1234@127.0.0.1:1', REDIS_TIMEOUT_MS: '50' })
+  await fetch(`${running.origin}/books?api_key=${adminKey}`, { headers: { authorization: `Bearer ${adminKey}` } })
+  await fetch(`${running.opsOrigin!}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
+  t.equal(await stop(running, 'SIGTERM'), 0)
+  const output = running.output()
+  t.match(output, /Redis at REDIS_URL redis:\/\/:\*\*\*@127\.0\.0\.1:1/, 'Redis\'s failure is logged with the password masked')
+  for (const secret of [adminKey, metricsToken, 'redis-password-1234']) t.notOk(output.includes(secret), `no ${secret.slice(0, 8)}… in the output`)
+})
