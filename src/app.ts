@@ -80,7 +80,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
   const logRequest = logger.isLevelEnabled('info')
-    ? requestLogger(logStream, urlRedactor([config.adminApiKey ?? '', config.metricsToken ?? '']))
+    ? requestLogger(logStream, urlRedactor([config.adminApiKey, config.metricsToken]))
     : null
   const health = healthChecks({
     version: served.info.version,

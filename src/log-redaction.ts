@@ -11,8 +11,8 @@ const apiKeyShape = /bsk_[\w-]+/g
  * token) are replaced by `[redacted]`. A URL with no query, no `bsk_` and no secret in it, nearly
  * every one, is returned as is after a few substring checks.
  */
-export function urlRedactor (secrets: readonly string[]): (url: string) => string {
-  const configured = secrets.filter(secret => secret !== '')
+export function urlRedactor (secrets: readonly (string | null)[]): (url: string) => string {
+  const configured = secrets.filter((secret): secret is string => secret !== null && secret !== '')
   return url => {
     let safe = url
     for (const secret of configured) if (safe.includes(secret)) safe = safe.replaceAll(secret, '[redacted]')

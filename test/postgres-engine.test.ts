@@ -132,7 +132,7 @@ await withPostgres(t, t => {
     const open = await openPostgresRepositories(settingsFor(url), { migrate: false })
     await open.probe()
     await client.query('DELETE FROM schema_migrations WHERE version >= $1', [latestVersion])
-    await t.rejects(open.probe(), { message: `schema version ${latestVersion - 1}, expected ${latestVersion}` }, 'the probe notices a schema changed under it')
+    await t.rejects(open.probe(), { name: 'SchemaVersionError', message: `the database schema is at version ${latestVersion - 1}, this service needs ${latestVersion}` }, 'the probe notices a schema changed under it')
     await open.close()
     await t.rejects(openPostgresRepositories(settingsFor(url), { migrate: false }), { message: `the database's schema is at version ${latestVersion - 1}, this service needs ${latestVersion}; start the service to migrate it` })
   })

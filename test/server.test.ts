@@ -56,6 +56,22 @@ t.test('a port already in use stops the start with one line', async t => {
   const port = new URL(first.origin).port
   const err = await start({ DATABASE_PATH: join(dir, 'b.sqlite'), PORT: port }).catch((error: Error) => error)
   t.match(err, { message: new RegExp(`exited with 1: books-students-api: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE`) })
+
+  const opsPort = new URL(first.opsOrigin!).port
+  const taken = await start({ DATABASE_PATH: join(dir, 'c.sqlite'), OPS_PORT: opsPort }).catch((error: Error) => error)
+  t.match(taken, { message: new RegExp(`exited with 1: .*books-students-api: cannot listen on OPS_HOST:OPS_PORT 127.0.0.1:${opsPort}: .*EADDRINUSE`, 's') }, 'so does an ops port in use')
+})
+
+t.test('OPS_PORT=public announces the operators\' endpoints on the API\'s port; off has none', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const shared = await start({ DATABASE_PATH: join(dir, 'a.sqlite'), OPS_PORT: 'public', METRICS_TOKEN: 'metrics-token-0123456789' })
+  t.match(shared.output(), `Operations (health, readiness, metrics) on ${shared.origin}: /metrics needs METRICS_TOKEN`)
+  t.equal((await fetch(`${shared.origin}/health/ready`)).status, 200)
+  t.equal(await stop(shared, 'SIGTERM'), 0)
+  const none = await start({ DATABASE_PATH: join(dir, 'a.sqlite'), OPS_PORT: 'off' })
+  t.notMatch(none.output(), /Operations/)
+  t.equal(await stop(none, 'SIGTERM'), 0)
 })
 
 t.test('an IPv6 host is printed in brackets and served', async t => {

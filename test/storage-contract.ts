@@ -169,6 +169,17 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     await t.resolves(second.probe())
   })
 
+  t.test('usage: the connections open and the most it may open; nothing in flight once every call is answered', async t => {
+    const repositories = await opened(t)
+    await Promise.all([repositories.books.get('00000000-0000-4000-8000-000000000000'), repositories.books.create(book())])
+    const usage = repositories.usage()
+    t.ok(usage.connections >= 1 && usage.connections <= usage.maxConnections, `${usage.connections} of ${usage.maxConnections} open`)
+    t.equal(usage.maxConnections, repositories.engine === 'sqlite' ? 1 : 2 + 2, 'SQLite: one; PostgreSQL: the pipelined ones, group commit\'s and the listener\'s')
+    t.equal(usage.queriesInFlight, 0)
+    await repositories.close()
+    t.equal(repositories.usage().connections, 0, 'none once closed')
+  })
+
   t.test('years at the contract bounds, and nulls, round-trip', async t => {
     const { books, students } = await opened(t)
     for (const year of [-5000, 0, 9999, null]) {

@@ -28,5 +28,5 @@ t.test('SQLite only: the probe fails once the file is at another schema version'
   const other = new Database(path)
   other.pragma('user_version = 99')
   other.close()
-  await t.rejects(repositories.probe(), { message: /^schema version 99, expected / })
+  await t.rejects(repositories.probe(), { name: 'SchemaVersionError', message: /^the database schema is at version 99, this service needs / })
 })

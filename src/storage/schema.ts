@@ -16,8 +16,8 @@ export type MigrationScripts = Record<SchemaVersion, string>
 /** A database whose schema is not at the version this code expects (a readiness probe's finding). */
 export class SchemaVersionError extends Error {
   override name = 'SchemaVersionError'
-  constructor (found: number | null | undefined) {
-    super(`the database schema is at version ${found ?? 'none'}, this service needs ${latestVersion}`)
+  constructor (found: number) {
+    super(`the database schema is at version ${found}, this service needs ${latestVersion}`)
   }
 }
 

@@ -66,7 +66,7 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })
       const version = rows[0]!.version
-      if (version !== latestVersion) throw new SchemaVersionError(version)
+      if (version !== latestVersion) throw new SchemaVersionError(version ?? 0)
     },
     usage: () => {
       const pipelined = reads.usage()
