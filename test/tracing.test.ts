@@ -1,18 +1,24 @@
-// Tracing: a span per request with its storage calls as children, the caller's traceparent continued, and the trace id in the request's log line.
+// Tracing: a span per request with its storage calls as children, the caller's traceparent continued, spans exported, and the trace id in the request's log line.
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { createServer, type ServerResponse } from 'node:http'
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import t, { type Test } from 'tap'
 import { createKey } from '../src/api-keys.js'
-import { loadConfig } from '../src/config.js'
+import { loadConfig, type TracingConfig } from '../src/config.js'
 import { openConfiguredRepositories } from '../src/storage/open.js'
 import type { Repositories } from '../src/storage/types.js'
+import { startTracing } from '../src/tracing.js'
 import { adminKey, build, dune, testEngine } from './helper.js'
 import { testDatabase } from './postgres.js'
+import { start, stop } from './process.js'
 
 const dbSystem = testEngine === 'postgres' ? 'postgresql' : 'sqlite'
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
 // The W3C Trace Context specification's own example: a caller's span in a sampled trace.
 const callerTrace = '0af7651916cd43dd8448eb211c80319c'
@@ -194,4 +200,124 @@ t.test('the request\'s log line names its trace, with tracing on or off', async 
     t.notOk(Object.hasOwn(lines.at(-1)!, 'traceId'), 'no field at all, rather than an empty one')
     t.match(lines[0], { reqId: String, traceId: callerTrace, method: 'GET', url: missingBook, statusCode: 404, msg: 'request completed' }, 'beside the request id')
   })
+})
+
+/** A local OTLP/HTTP receiver that keeps what is posted to it; `answer` replies (by default 200, as a collector does). */
+async function collector (t: Test, answer: (response: ServerResponse) => void = response => response.writeHead(200, { 'content-type': 'application/json' }).end('{}')) {
+  const received: { method: string, url: string, type: string, body: string }[] = []
+  const server = createServer((request, response) => {
+    let body = ''
+    request.setEncoding('utf8').on('data', chunk => { body += chunk }).on('end', () => {
+      received.push({ method: request.method!, url: request.url!, type: request.headers['content-type']!, body })
+      answer(response)
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, received }
+}
+
+interface OtlpValue { stringValue?: string, intValue?: number }
+interface OtlpExport {
+  resourceSpans: {
+    resource: { attributes: { key: string, value: OtlpValue }[] }
+    scopeSpans: { spans: { name: string, traceId: string, parentSpanId?: string }[] }[]
+  }[]
+}
+const attributeMap = (attributes: { key: string, value: OtlpValue }[]) => Object.fromEntries(attributes.map(({ key, value }) => [key, value.stringValue ?? value.intValue]))
+
+const tracingConfig = (overrides: Partial<TracingConfig>): TracingConfig => ({
+  serviceName: 'books-students-api',
+  resourceAttributes: {},
+  otlpEndpoint: null,
+  console: false,
+  sampler: 'parentbased_always_on',
+  samplerRatio: 1,
+  ...overrides
+})
+
+t.test('startTracing: spans leave by OTLP over HTTP for the configured endpoint, with the service\'s name and version, at the latest at shutdown', async t => {
+  const { endpoint, received } = await collector(t)
+  const tracing = startTracing(tracingConfig({ serviceName: 'shelf', resourceAttributes: { 'deployment.environment.name': 'test' }, otlpEndpoint: endpoint }))
+  const { request } = await build(t, {}, { tracerProvider: tracing.provider })
+  await request({ method: 'GET', url: missingBook, headers: { traceparent } })
+  await tracing.shutdown()
+  t.match(received, [{ method: 'POST', url: '/v1/traces', type: 'application/json' }])
+  const exported = JSON.parse(received[0]!.body) as OtlpExport
+  const [resourceSpans] = exported.resourceSpans
+  t.match(attributeMap(resourceSpans!.resource.attributes), { 'service.name': 'shelf', 'service.version': version, 'deployment.environment.name': 'test' })
+  const spans = resourceSpans!.scopeSpans.flatMap(scope => scope.spans)
+  t.same(spans.map(span => span.name).sort(), ['GET /books/:book_id', 'books.get'])
+  t.ok(spans.every(span => span.traceId === callerTrace), 'in the caller\'s trace')
+})
+
+t.test('startTracing: a collector that refuses the spans, or never answers, costs a warning, not the exit', async t => {
+  t.teardown(() => diag.disable())
+  const warnings: string[] = []
+  const log = { warn (message: string) { warnings.push(message) } }
+
+  const refusing = await collector(t, response => response.writeHead(400).end())
+  const unheard = startTracing(tracingConfig({ otlpEndpoint: refusing.endpoint }))
+  unheard.provider.getTracer('test').startSpan('refused').end()
+  await t.resolves(unheard.shutdown(), 'with no log to tell, shutdown still resolves')
+  const refused = startTracing(tracingConfig({ otlpEndpoint: refusing.endpoint }))
+  refused.logTo(log)
+  refused.provider.getTracer('test').startSpan('refused').end()
+  await refused.shutdown()
+  t.equal(refusing.received.length, 2)
+  t.match(warnings, [/^OpenTelemetry: the last spans were not exported: /])
+
+  warnings.length = 0
+  const silent = await collector(t, () => {})
+  const hung = startTracing(tracingConfig({ otlpEndpoint: silent.endpoint }))
+  hung.logTo(log)
+  hung.provider.getTracer('test').startSpan('never answered').end()
+  await hung.shutdown()
+  t.same(warnings, ['OpenTelemetry: the last spans were not exported within 2000 ms'])
+})
+
+t.test('startTracing: console prints each span as it ends', async t => {
+  const printed = t.capture(console, 'dir')
+  const tracing = startTracing(tracingConfig({ console: true }))
+  tracing.provider.getTracer('test').startSpan('printed').end()
+  t.match(printed(), [{ args: [{ name: 'printed', traceId: /^[\da-f]{32}$/ }] }])
+  await tracing.shutdown()
+})
+
+t.test('startTracing: the configured sampler decides which traces are recorded', async t => {
+  const sampledParent = trace.setSpanContext(ROOT_CONTEXT, { traceId: callerTrace, spanId: callerSpan, traceFlags: TraceFlags.SAMPLED, isRemote: true })
+  const unsampledParent = trace.setSpanContext(ROOT_CONTEXT, { traceId: callerTrace, spanId: callerSpan, traceFlags: TraceFlags.NONE, isRemote: true })
+  const cases: [Partial<TracingConfig>, root: boolean, sampled: boolean, unsampled: boolean][] = [
+    [{}, true, true, false],
+    [{ sampler: 'always_on' }, true, true, true],
+    [{ sampler: 'always_off' }, false, false, false],
+    [{ sampler: 'parentbased_always_off' }, false, true, false],
+    [{ sampler: 'traceidratio', samplerRatio: 0 }, false, false, false],
+    [{ sampler: 'traceidratio', samplerRatio: 1 }, true, true, true],
+    [{ sampler: 'parentbased_traceidratio', samplerRatio: 0 }, false, true, false]
+  ]
+  for (const [config, root, sampled, unsampled] of cases) {
+    const tracing = startTracing(tracingConfig(config))
+    const tracer = tracing.provider.getTracer('test')
+    t.same([root, sampled, unsampled], [
+      tracer.startSpan('root').isRecording(),
+      tracer.startSpan('child', {}, sampledParent).isRecording(),
+      tracer.startSpan('child', {}, unsampledParent).isRecording()
+    ], JSON.stringify(config))
+    await tracing.shutdown()
+  }
+})
+
+t.test('the server, configured by OTEL_* variables, exports its requests\' spans before it exits on SIGTERM', async t => {
+  const { endpoint, received } = await collector(t)
+  const running = await start({ DATABASE_PATH: ':memory:', OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'shelf-under-test' })
+  t.equal((await fetch(running.origin + missingBook, { headers: { traceparent } })).status, 404)
+  t.equal(await stop(running, 'SIGTERM'), 0, 'exits 0')
+  const spans = received.flatMap(({ body }) => (JSON.parse(body) as OtlpExport).resourceSpans.flatMap(resource =>
+    resource.scopeSpans.flatMap(scope => scope.spans.map(span => ({ service: attributeMap(resource.resource.attributes)['service.name'], ...span })))))
+  t.match(spans.filter(span => span.name === 'GET /books/:book_id'), [{ service: 'shelf-under-test', traceId: callerTrace, parentSpanId: callerSpan }])
 })
