@@ -32,7 +32,9 @@ const usage = `usage: npm run bench -- [options]
   --engine E           the storage engine: sqlite (default), postgres, or both (in turns, in one run;
                        not with --scale). PostgreSQL gets a database bsa_bench_<pid> of its own, dropped after
   --postgres-url URL   the PostgreSQL server for --engine postgres (default $BENCH_POSTGRES_URL or
-                       postgres://postgres@127.0.0.1:5432/postgres); only its bsa_bench_* databases are touched`
+                       postgres://postgres@127.0.0.1:5432/postgres); only its bsa_bench_* databases are touched
+  --env KEY=VALUE      an environment variable for the service (repeatable), e.g. --env OTEL_TRACES_EXPORTER=otlp;
+                       named in the report, and not with --write (the default's sections would hold another setup)`
 
 // Bad usage: one line naming the option, exit 2 (parseArgs' and the checks' errors were thrown with a stack).
 function badUsage (message) {
@@ -59,6 +61,7 @@ try {
       only: { type: 'string' },
       engine: { type: 'string', default: 'sqlite' },
       'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+      env: { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', short: 'h', default: false }
     }
   }))
@@ -89,6 +92,12 @@ if (!['sqlite', 'postgres', 'both'].includes(opts.engine)) badUsage(`--engine mu
 if (opts.engine === 'both' && opts.scale) badUsage('--scale measures one engine: --engine sqlite or --engine postgres')
 if (!URL.canParse(opts['postgres-url'])) badUsage(`--postgres-url is not a URL (got ${opts['postgres-url']})`)
 const engines = opts.engine === 'both' ? ['sqlite', 'postgres'] : [opts.engine]
+const serviceEnv = Object.fromEntries(opts.env.map(pair => {
+  const match = /^([A-Za-z_]\w*)=(.*)$/s.exec(pair)
+  if (match === null) badUsage(`--env must be KEY=VALUE (got ${pair})`)
+  return [match[1], match[2]]
+}))
+if (opts.env.length > 0 && opts.write) badUsage('--env runs are not written to BENCHMARKS.md: drop --write or --env')
 // A run with another cache size or engine goes to sections of its own, beside the default's.
 const sectionSuffix = (opts.engine === 'sqlite' ? '' : `-${opts.engine}`) + (opts['cache-size'] === undefined ? '' : `-cache-${opts['cache-size']}`)
 const cacheNote = opts['cache-size'] === undefined ? '' : `, RECORD_CACHE_SIZE=${opts['cache-size']}`
@@ -603,7 +612,7 @@ async function report (title, tables, peakRss) {
     `- When: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,
     `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)${opts.scale ? '' : '; ceiling and service runs alternate, and the CPU ratio is the median of the ratios of each pair'}`,
-    `- Service: \`node dist/server.js\`, LOG_LEVEL=info, ADMIN_API_KEY set and sent; ${engines.map(e => `${engines.length > 1 ? `${e}: ` : ''}${services[e]}`).join('; ')}; peak RSS ${int(peakRss)} MB`,
+    `- Service: \`node dist/server.js\`, LOG_LEVEL=info, ADMIN_API_KEY set and sent${opts.env.map(pair => `, ${pair}`).join('')}; ${engines.map(e => `${engines.length > 1 ? `${e}: ` : ''}${services[e]}`).join('; ')}; peak RSS ${int(peakRss)} MB`,
     '',
     ...tables.flatMap(([heading, table]) => [...(heading === null ? [] : [`#### ${heading}`, '']), table, '']),
     ''
@@ -643,7 +652,8 @@ async function withServices (dir, size, use) {
         ADMIN_API_KEY: apiKey,
         // The limiter counts every request as in production; the quota is set so that it never refuses.
         RATE_LIMIT: '999999999/60',
-        ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] })
+        ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] }),
+        ...serviceEnv
       }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
       closeSync(log)
       services[engine] = service

@@ -4,6 +4,7 @@ import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import type { TracerProvider } from '@opentelemetry/api'
 import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
@@ -49,6 +50,8 @@ export interface AppDependencies {
   onRateLimitStoreError: (error: Error) => void
   /** Where requests, writes and batches are counted; made here unless given, null when config.metrics is off. */
   metrics: ServiceMetrics | null
+  /** Where spans go: one per request and one per storage call. Unless given, nothing is traced, at no cost. */
+  tracerProvider: TracerProvider
 }
 
 declare module 'fastify' {
@@ -62,9 +65,14 @@ declare module 'fastify' {
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const metrics = dependencies.metrics !== undefined ? dependencies.metrics : config.metrics ? new ServiceMetrics() : null
-  const repositories = dependencies.repositories ??
+  const tracing = dependencies.tracerProvider === undefined
+    ? null
+    // Loaded only to trace: OpenTelemetry takes a quarter of a second and some 30 MB to load.
+    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider)
+  const opened = dependencies.repositories ??
     await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
-  metrics?.observeStorage(repositories)
+  metrics?.observeStorage(opened)
+  const repositories = tracing === null ? opened : tracing.traceStorage(opened)
   const served = servedDocument(dependencies.document ?? readContract(), config)
   const identify = identifyCaller(config, repositories.apiKeys)
   const logStream = dependencies.logStream ?? pino.destination(1)
@@ -80,7 +88,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
   const logRequest = logger.isLevelEnabled('info')
-    ? requestLogger(logStream, urlRedactor([config.adminApiKey, config.metricsToken]))
+    ? requestLogger(logStream, urlRedactor([config.adminApiKey, config.metricsToken]), tracing?.traceIdOf)
     : null
   const health = healthChecks({
     version: served.info.version,
@@ -135,6 +143,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       connectionsCheckingInterval: Math.min(1000, config.headersTimeout)
     }
   })
+  // First, so that the request's span is open, and current, in every hook that follows.
+  if (tracing !== null) await app.register(tracing.plugin)
   // Beyond this many open connections Node drops new ones at once instead of letting them queue.
   app.server.maxConnections = config.maxConnections
   // Node answers an `Expect` other than 100-continue with a bare 417, which no operation declares;

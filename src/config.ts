@@ -76,6 +76,30 @@ export interface Config {
    * so that a load balancer stops sending before the listener closes.
    */
   shutdownDrain: number
+  /** OpenTelemetry tracing, from the standard `OTEL_*` variables; null (the default) traces nothing. */
+  tracing: TracingConfig | null
+}
+
+/** The samplers of the OpenTelemetry specification that the SDK implements (`OTEL_TRACES_SAMPLER`). */
+export type TraceSampler = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
+const traceSamplers: readonly TraceSampler[] = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']
+
+export interface TracingConfig {
+  /** `service.name` of the spans (`OTEL_SERVICE_NAME`). */
+  serviceName: string
+  /** Further resource attributes (`OTEL_RESOURCE_ATTRIBUTES`, `key=value,…`), e.g. deployment.environment.name. */
+  resourceAttributes: Record<string, string>
+  /**
+   * Where spans are sent by OTLP over HTTP (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, or
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`); null when `OTEL_TRACES_EXPORTER` does not name otlp.
+   */
+  otlpEndpoint: string | null
+  /** Whether spans are also printed on stdout (`OTEL_TRACES_EXPORTER=console`), to try tracing out. */
+  console: boolean
+  /** Which traces are recorded (`OTEL_TRACES_SAMPLER`); by default the caller's decision, else all. */
+  sampler: TraceSampler
+  /** The share of traces a traceidratio sampler records (`OTEL_TRACES_SAMPLER_ARG`, 0 to 1). */
+  samplerRatio: number
 }
 
 export interface RateLimit {
@@ -120,7 +144,8 @@ export const defaults: Readonly<Config> = {
   readyTimeout: 1_000,
   // Long enough for a load balancer's health checks (Kubernetes: every 10 s by default, endpoints
   // updated within a few seconds of not-ready) to take the node out before it stops listening.
-  shutdownDrain: 5_000
+  shutdownDrain: 5_000,
+  tracing: null
 }
 
 /** A configuration value that cannot be used; its message is one line naming the variable. */
@@ -258,6 +283,97 @@ function metricsToken (env: Env): string | null {
   return raw
 }
 
+const defaultServiceName = 'books-students-api'
+// The OpenTelemetry specification's default for OTLP over HTTP: a collector on this host.
+const defaultOtlpEndpoint = 'http://localhost:4318/v1/traces'
+
+function otlpEndpoint (env: Env): string | null {
+  const signal = text(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '')
+  const base = text(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', '')
+  const [name, url] = signal !== ''
+    ? ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', signal]
+    // The general endpoint is the collector's root; each signal has its own path below it.
+    : ['OTEL_EXPORTER_OTLP_ENDPOINT', base === '' ? '' : `${base.replace(/\/+$/, '')}/v1/traces`]
+  if (url === '') return null
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw new ConfigError(`${name} must be an http:// or https:// URL (got ${JSON.stringify(maskPassword(signal || base))})`)
+  }
+  return url
+}
+
+function percentDecoded (text: string): string | undefined {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** `key=value,…` with percent-encoded values, as the specification writes resource attributes. */
+function resourceAttributes (env: Env): Record<string, string> {
+  const raw = text(env, 'OTEL_RESOURCE_ATTRIBUTES', '')
+  const attributes: Record<string, string> = {}
+  for (const pair of raw === '' ? [] : raw.split(',')) {
+    const at = pair.indexOf('=')
+    const key = pair.slice(0, at).trim()
+    const value = percentDecoded(pair.slice(at + 1).trim())
+    if (at < 0 || key === '' || value === undefined) {
+      throw new ConfigError(`OTEL_RESOURCE_ATTRIBUTES must be key=value pairs, comma-separated, values percent-encoded (got ${JSON.stringify(pair)})`)
+    }
+    attributes[key] = value
+  }
+  return attributes
+}
+
+function sampler (env: Env): Pick<TracingConfig, 'sampler' | 'samplerRatio'> {
+  const raw = text(env, 'OTEL_TRACES_SAMPLER', 'parentbased_always_on')
+  const name = traceSamplers.find(s => s === raw)
+  if (name === undefined) throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${traceSamplers.join(', ')} (got ${JSON.stringify(raw)})`)
+  if (!name.endsWith('traceidratio')) return { sampler: name, samplerRatio: 1 }
+  const arg = text(env, 'OTEL_TRACES_SAMPLER_ARG', '1')
+  const ratio = Number(arg)
+  if (!/^[\d.]+$/.test(arg) || !(ratio >= 0 && ratio <= 1)) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 for ${name} (got ${JSON.stringify(arg)})`)
+  }
+  return { sampler: name, samplerRatio: ratio }
+}
+
+/**
+ * Tracing is off unless configured: on when OTEL_TRACES_EXPORTER names otlp or console, or when an
+ * OTLP endpoint is set and OTEL_TRACES_EXPORTER is unset. (The SDK's own default would be otlp to a
+ * local collector, exporting into the void on every host that has none.)
+ */
+function tracing (env: Env): TracingConfig | null {
+  const disabled = text(env, 'OTEL_SDK_DISABLED', 'false').toLowerCase()
+  if (disabled !== 'true' && disabled !== 'false') throw new ConfigError(`OTEL_SDK_DISABLED must be true or false (got ${JSON.stringify(disabled)})`)
+  if (disabled === 'true') return null
+  const raw = text(env, 'OTEL_TRACES_EXPORTER', '')
+  const exporters = raw === '' ? [] : raw.split(',').map(name => name.trim())
+  const unknown = exporters.find(name => name !== 'otlp' && name !== 'console' && name !== 'none')
+  if (unknown !== undefined) {
+    throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp, console or none, or a comma-separated list of them (got ${JSON.stringify(unknown)})`)
+  }
+  if (exporters.includes('none')) return null
+  const endpoint = otlpEndpoint(env)
+  const otlp = exporters.includes('otlp') || (exporters.length === 0 && endpoint !== null)
+  if (!otlp && !exporters.includes('console')) return null
+  // Spans go out as OTLP/HTTP JSON, which a collector takes on the same path as protobuf; gRPC is another port and protocol.
+  const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'
+  const protocol = text(env, protocolVariable, 'http/protobuf')
+  if (otlp && protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(`${protocolVariable} must be http/protobuf or http/json: this service exports OTLP over HTTP (got ${JSON.stringify(protocol)})`)
+  }
+  const resource = resourceAttributes(env)
+  return {
+    // As the specification says, OTEL_SERVICE_NAME wins over a service.name among the resource attributes.
+    serviceName: text(env, 'OTEL_SERVICE_NAME', resource['service.name'] ?? defaultServiceName),
+    resourceAttributes: resource,
+    otlpEndpoint: otlp ? endpoint ?? defaultOtlpEndpoint : null,
+    console: exporters.includes('console'),
+    ...sampler(env)
+  }
+}
+
 /**
  * Reads the configuration from `env` (usually `process.env`); explicit `overrides` win over the
  * environment, which wins over the defaults. Throws a ConfigError on the first unusable value.
@@ -295,6 +411,7 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     metrics: boolean(env, 'METRICS', defaults.metrics),
     readyTimeout: integer(env, 'READY_TIMEOUT_MS', 10, 60_000, defaults.readyTimeout),
     shutdownDrain: integer(env, 'SHUTDOWN_DRAIN_MS', 0, 600_000, defaults.shutdownDrain),
+    tracing: tracing(env),
     ...overrides
   }
   // Node refuses a server whose headers may take longer than the whole request.

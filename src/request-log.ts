@@ -27,6 +27,29 @@ function milliseconds (elapsed: number): string {
   return `${(micros - fraction) / 1000}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`
 }
 
+/** The trace a request belongs to, for its line; undefined when it belongs to none. */
+export type TraceIdOf = (request: FastifyRequest) => string | undefined
+
+// W3C Trace Context: version-traceid-parentid-flags in lower-case hex. A version after 00 may append
+// fields after a '-' (the specification's forward compatibility); version ff and all-zero ids are invalid.
+const traceparentPattern = /^([\da-f]{2})-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}(?:$|-)/
+const zeroTraceId = '0'.repeat(32)
+const zeroParentId = '0'.repeat(16)
+
+/**
+ * Without tracing, the trace of the caller's traceparent, if valid: the service records no span of
+ * it, but the line can still be found from the caller's trace. None is made up for other requests,
+ * since it would lead nowhere; the request id already names the line.
+ */
+export const incomingTraceId: TraceIdOf = request => {
+  const header = request.headers.traceparent
+  // Nearly every request has none: one property read, no pattern.
+  if (typeof header !== 'string') return undefined
+  const match = traceparentPattern.exec(header)
+  if (match === null || match[1] === 'ff' || (match[1] === '00' && header.length !== 55) || match[2] === zeroTraceId || match[3] === zeroParentId) return undefined
+  return match[2]
+}
+
 /**
  * The URL is logged with credentials masked (src/log-redaction.ts); headers and bodies never are.
  * Logging each request through logger.info() and writing each line on its own cost about a sixth of
@@ -34,7 +57,7 @@ function milliseconds (elapsed: number): string {
  * quoted as JSON), and the lines of one event-loop turn reach `stream`, the logger's own
  * destination, in one write.
  */
-export function requestLogger (stream: { write (lines: string): void }, redactUrl: (url: string) => string): RequestLogger {
+export function requestLogger (stream: { write (lines: string): void }, redactUrl: (url: string) => string, traceIdOf: TraceIdOf = incomingTraceId): RequestLogger {
   const base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":`
   let queued = ''
   const flush = () => {
@@ -46,7 +69,9 @@ export function requestLogger (stream: { write (lines: string): void }, redactUr
   return {
     hook (request, reply, done) {
       if (queued === '') setImmediate(flush)
-      queued += `{"level":30,"time":${Date.now()}${base}${quoted(request.id)},"method":${quoted(request.method)},` +
+      // 32 hex digits, from a checked header or the tracer: never needs quoting.
+      const traceId = traceIdOf(request)
+      queued += `{"level":30,"time":${Date.now()}${base}${quoted(request.id)},${traceId === undefined ? '' : `"traceId":"${traceId}",`}"method":${quoted(request.method)},` +
         `"url":${quoted(redactUrl(request.url))},"statusCode":${reply.statusCode},"responseTime":${milliseconds(reply.elapsedTime)},` +
         `"remoteAddress":${quoted(request.ip)},"msg":"request completed"}\n`
       done()

@@ -167,3 +167,72 @@ t.test('loadConfig reads the operations settings: OPS_PORT (a port, public or of
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
   t.throws(() => loadConfig({}, { opsPort: 'public' }), { name: 'ConfigError' }, 'an override to the public port needs a token too')
 })
+
+t.test('tracing is off unless the standard OTEL_* variables configure it', async t => {
+  t.equal(defaults.tracing, null)
+  const off: Record<string, string>[] = [
+    {},
+    { OTEL_SERVICE_NAME: 'shelf', OTEL_TRACES_SAMPLER: 'always_on' },
+    { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' },
+    { OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' },
+    { OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'TRUE' }
+  ]
+  for (const env of off) t.equal(loadConfig(env).tracing, null, JSON.stringify(env))
+
+  t.same(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing, {
+    serviceName: 'books-students-api',
+    resourceAttributes: {},
+    otlpEndpoint: 'http://localhost:4318/v1/traces',
+    console: false,
+    sampler: 'parentbased_always_on',
+    samplerRatio: 1
+  }, 'otlp alone sends to a collector on this host')
+  t.match(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example:4318/' }).tracing,
+    { otlpEndpoint: 'https://collector.example:4318/v1/traces', console: false }, 'an endpoint alone turns OTLP on, the traces path below it')
+  t.match(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:9999/traces', OTEL_SDK_DISABLED: 'false' }).tracing,
+    { otlpEndpoint: 'http://b:9999/traces' }, 'the traces endpoint is used as it is, and wins')
+  t.match(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318' }).tracing,
+    { otlpEndpoint: null, console: true }, 'an exporter named explicitly is the only one')
+  t.match(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp, console', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing,
+    { otlpEndpoint: 'http://localhost:4318/v1/traces', console: true })
+  t.match(loadConfig({
+    OTEL_TRACES_EXPORTER: 'console',
+    OTEL_SERVICE_NAME: 'shelf',
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging, team=books%20%26%20students,service.name=ignored',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.25'
+  }).tracing, {
+    serviceName: 'shelf',
+    resourceAttributes: { 'deployment.environment.name': 'staging', team: 'books & students' },
+    sampler: 'parentbased_traceidratio',
+    samplerRatio: 0.25
+  })
+  t.match(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_RESOURCE_ATTRIBUTES: 'service.name=shelf' }).tracing,
+    { serviceName: 'shelf' }, 'service.name among the resource attributes names the service when OTEL_SERVICE_NAME does not')
+  t.match(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'traceidratio' }).tracing,
+    { sampler: 'traceidratio', samplerRatio: 1 }, 'a ratio sampler without its argument records everything, as the SDK does')
+  t.match(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'always_off', OTEL_TRACES_SAMPLER_ARG: 'ignored' }).tracing,
+    { sampler: 'always_off' }, 'the argument is read only for the ratio samplers')
+  t.same(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }, { tracing: null }).tracing, null, 'an override wins')
+})
+
+t.test('bad OTEL_* values stop the start with one line naming the variable', async t => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ OTEL_TRACES_EXPORTER: 'zipkin' }, /^OTEL_TRACES_EXPORTER must be otlp, console or none, or a comma-separated list of them \(got "zipkin"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'otlp,jaeger' }, /^OTEL_TRACES_EXPORTER must be .*\(got "jaeger"\)$/],
+    [{ OTEL_SDK_DISABLED: 'yes' }, /^OTEL_SDK_DISABLED must be true or false \(got "yes"\)$/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL \(got "collector:4318"\)$/],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http:\/\/ or https:\/\/ URL/],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://user:s3cret@[collector' }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be .*\(got "https:\/\/user:\*\*\*@\[collector"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /^OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json: this service exports OTLP over HTTP \(got "grpc"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'jaeger_remote' }, /^OTEL_TRACES_SAMPLER must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio \(got "jaeger_remote"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, /^OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 for traceidratio \(got "1.5"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 'half' }, /^OTEL_TRACES_SAMPLER_ARG must be/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_RESOURCE_ATTRIBUTES: 'team' }, /^OTEL_RESOURCE_ATTRIBUTES must be key=value pairs, comma-separated, values percent-encoded \(got "team"\)$/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_RESOURCE_ATTRIBUTES: '=books' }, /^OTEL_RESOURCE_ATTRIBUTES must be/],
+    [{ OTEL_TRACES_EXPORTER: 'console', OTEL_RESOURCE_ATTRIBUTES: 'team=100%' }, /^OTEL_RESOURCE_ATTRIBUTES must be .*\(got "team=100%"\)$/]
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+  t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing?.console, true, 'the protocol matters only when exporting over OTLP')
+})

@@ -126,7 +126,7 @@ t.test('quotes, backslashes, control characters or non-ASCII in any field still 
   const lines: string[] = []
   const logger = requestLogger({ write: line => { lines.push(line) } }, url => url)
   const line = (request: object, statusCode: number, elapsedTime: number) =>
-    logger.hook(request as FastifyRequest, { statusCode, elapsedTime } as FastifyReply, () => {})
+    logger.hook({ headers: {}, ...request } as FastifyRequest, { statusCode, elapsedTime } as FastifyReply, () => {})
   const url = '/books?x="\\\u0001\n'
   line({ id: 'log-2', method: 'GET', url, ip: undefined }, 400, 1.5)
   line({ id: 'log-"3\\', method: 'GET', url: '/bücher?q=\ud800', ip: '::1' }, 200, 12.3456)
