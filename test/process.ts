@@ -27,8 +27,8 @@ export function start (env: Record<string, string>): Promise<Running> {
       output += chunk
       const origin = /listening on (http:\/\/\S+)/.exec(output)?.[1]
       const opsOrigin = /^Operations .* on (http:\/\/[^\s:]+:\d+)/m.exec(output)?.[1]
-      // The ops listener opens after the API's and announces itself unless it is off or on the public port.
-      if (origin !== undefined && (opsOrigin !== undefined || env.OPS_PORT === 'off' || env.OPS_PORT === 'public')) resolve({ child, origin, opsOrigin, output: () => output })
+      // The operators' endpoints are announced after the API (on the API's port with OPS_PORT=public), unless off.
+      if (origin !== undefined && (opsOrigin !== undefined || env.OPS_PORT === 'off')) resolve({ child, origin, opsOrigin, output: () => output })
     })
     child.on('exit', code => reject(new Error(`server exited with ${code}: ${output}`)))
   })
