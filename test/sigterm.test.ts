@@ -11,6 +11,26 @@ import { allBooks, type Book, post, type Running, start, stop, until } from './p
 
 t.setTimeout(60_000)
 
+/**
+ * A create whose headers the server has read (it answered 100 Continue), so it is in flight for
+ * sure, and whose body is sent when the test says (`slow.end(body)`).
+ */
+async function inFlightCreate (host: string, port: number, title: string) {
+  const body = JSON.stringify({ title, author: 'A' })
+  const slow = httpRequest({
+    host,
+    port,
+    method: 'POST',
+    path: '/books',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue', authorization: `Bearer ${adminKey}` }
+  })
+  const answered = once(slow, 'response')
+  slow.flushHeaders()
+  await once(slow, 'continue')
+  return { slow, body, answered }
+}
+
 /** Resolves once the server's listening socket is closed (a connection is refused). */
 async function untilRefused (hostname: string, port: number): Promise<void> {
   for (;;) {
@@ -43,19 +63,7 @@ t.test('SIGTERM under load: the request in flight completes (a repeated signal t
   })
   await until(() => outcomes.length >= 50)
 
-  // A request whose headers the server has read (it answered 100 Continue) is in flight for sure.
-  const body = JSON.stringify({ title: 'in flight at SIGTERM', author: 'A' })
-  const slow = httpRequest({
-    host: hostname,
-    port,
-    method: 'POST',
-    path: '/books',
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue', authorization: `Bearer ${adminKey}` }
-  })
-  const answered = once(slow, 'response')
-  slow.flushHeaders()
-  await once(slow, 'continue')
+  const { slow, body, answered } = await inFlightCreate(hostname, Number(port), 'in flight at SIGTERM')
   const exited = once(running.child, 'exit')
   running.child.kill('SIGTERM')
 
@@ -128,19 +136,8 @@ t.test('SIGTERM with a drain period: not-ready at once, every request sent durin
   t.same(failures, [], 'no request failed')
   t.same([...new Set(outcomes)].sort(), [200, 201], 'every one was answered normally')
 
-  // A request in flight when the drain ends: its headers are read (100 Continue) before the listener closes.
-  const body = JSON.stringify({ title: 'in flight at the end of the drain', author: 'A' })
-  const slow = httpRequest({
-    host: hostname,
-    port,
-    method: 'POST',
-    path: '/books',
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue', authorization: `Bearer ${adminKey}` }
-  })
-  const answered = once(slow, 'response')
-  slow.flushHeaders()
-  await once(slow, 'continue')
+  // A request in flight when the drain ends: its headers are read before the listener closes.
+  const { slow, body, answered } = await inFlightCreate(hostname, Number(port), 'in flight at the end of the drain')
   await untilRefused(hostname, Number(port))
   slow.end(body)
   const [res] = await answered
