@@ -19,8 +19,10 @@ export function databaseUrl (name: string): string {
   return url.toString()
 }
 
+// A server that is not there refuses at once; the timeout only has to outlast a loaded host (CI runs three
+// test files at a time beside other suites), where 2 s once failed a reachability check mid-run.
 async function admin<R> (work: (client: pg.Client) => Promise<R>): Promise<R> {
-  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2000 })
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 10_000 })
   await client.connect()
   try {
     return await work(client)
