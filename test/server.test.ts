@@ -69,7 +69,7 @@ t.test('OPS_PORT=public announces the operators\' endpoints on the API\'s port; 
   t.match(shared.output(), `Operations (health, readiness, metrics) on ${shared.origin}: /metrics needs METRICS_TOKEN`)
   t.equal((await fetch(`${shared.origin}/health/ready`)).status, 200)
   t.equal(await stop(shared, 'SIGTERM'), 0)
-  const none = await start({ DATABASE_PATH: join(dir, 'a.sqlite'), OPS_PORT: 'off' })
+  const none = await start({ DATABASE_PATH: join(dir, 'a.sqlite'), OPS_PORT: 'off', METRICS: 'false' })
   t.notMatch(none.output(), /Operations/)
   t.equal(await stop(none, 'SIGTERM'), 0)
 })

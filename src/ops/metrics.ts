@@ -80,6 +80,8 @@ export class ServiceMetrics {
   })
 
   readonly #routes = new WeakMap<object, RouteLabels>()
+  // By the method Node parsed: a few dozen at most.
+  readonly #unmatched = new Map<string, RouteLabels>()
   #started = 0
   #finished = 0
 
@@ -118,8 +120,13 @@ export class ServiceMetrics {
     const status = reply.statusCode
     const statusClass = Math.trunc(status / 100)
     const config = request.routeOptions.config as unknown as { url?: string, method?: string }
-    let route = this.#routes.get(config)
-    if (route === undefined) this.#routes.set(config, route = { resource: resourceOf(config.url), byClass: [] })
+    // Unrouted requests share one route context, so their label sets are kept by method instead.
+    let route = config.url === undefined ? this.#unmatched.get(request.method) : this.#routes.get(config)
+    if (route === undefined) {
+      route = { resource: resourceOf(config.url), byClass: [] }
+      if (config.url === undefined) this.#unmatched.set(request.method, route)
+      else this.#routes.set(config, route)
+    }
     const labels = route.byClass[statusClass] ??= {
       method: config.method ?? (knownMethods.has(request.method) ? request.method : 'other'),
       // Unrouted requests (404, a malformed URL) share one series whatever their path.

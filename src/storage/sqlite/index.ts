@@ -40,7 +40,7 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
     probe: async () => {
       // The schema check is in a read the database must answer, so a locked or vanished file fails it too.
       const version = schemaVersion.get()
-      if (version !== latestVersion) throw new SchemaVersionError(version ?? 0)
+      if (version !== latestVersion) throw new SchemaVersionError(Number(version))
     },
     // One connection, used synchronously: nothing is ever waiting on it when metrics are read.
     usage: () => ({ connections: Number(db.open), maxConnections: 1, queriesInFlight: 0 }),
