@@ -10,7 +10,12 @@ export interface paths {
         };
         /**
          * List books
-         * @description Books in creation order, one page at a time.
+         * @description Books one page at a time, in creation order unless `sort` says otherwise. Filters combine
+         *     with AND; a repeated `author` means any of them. `q` searches titles and authors,
+         *     ignoring case and accents; its results come most relevant first unless `sort` is given.
+         *     For incremental sync, keep `updated_since` and `sort=updated_at` and follow the cursor.
+         *     Every request does bounded work however large the catalogue: a combination that could not
+         *     be answered so is refused with a 400 naming the parameter to drop.
          */
         get: operations["listBooks"];
         put?: never;
@@ -65,7 +70,10 @@ export interface paths {
         };
         /**
          * List students
-         * @description Students in creation order, one page at a time.
+         * @description Students one page at a time, in creation order unless `sort` says otherwise. Filters
+         *     combine with AND; a repeated `status` means any of them. `q` searches names only (never
+         *     emails), ignoring case and accents; its results come most relevant first unless `sort` is
+         *     given. For incremental sync, keep `updated_since` and `sort=updated_at` and follow the cursor.
          */
         get: operations["listStudents"];
         put?: never;
@@ -392,6 +400,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request is malformed (`errors` lists each problem), or its query cannot be answered: an invalid search, an empty range, a cursor of another query, parameters that do not combine, a search too broad for its sort. `errors[0].parameter` names the parameter to fix. */
+        ListBadRequest: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No record has this id. */
         NotFound: {
             headers: {
@@ -563,8 +582,73 @@ export interface components {
          * @example 20
          */
         Limit: number;
-        /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+        /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
         Cursor: string;
+        /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
+        BookSearch: string;
+        /**
+         * @description Search student names (never emails), ignoring case and accents, with the grammar of `GET /books`: words, `"a phrase"`, `-excluded`, `a OR b`, `prefix*`. Results come most relevant first unless `sort` is given.
+         * @example lovelace
+         */
+        StudentSearch: string;
+        /**
+         * @description Books by this author, the whole name, ignoring case and accents (`victor hugo` finds "Victor Hugo"). Repeat the parameter for any of several (`author=A&author=B`).
+         * @example [
+         *       "Frank Herbert"
+         *     ]
+         */
+        Author: string[];
+        /**
+         * @description The book with this ISBN-13, digits only.
+         * @example 9780441013593
+         */
+        Isbn: string;
+        /**
+         * @description Books published in this year or later (books without a year are left out).
+         * @example 1960
+         */
+        PublishedYearMin: number;
+        /**
+         * @description Books published in this year or earlier (books without a year are left out).
+         * @example 1970
+         */
+        PublishedYearMax: number;
+        /**
+         * @description The student with this email, ignoring letter case.
+         * @example ada@example.org
+         */
+        Email: string;
+        /**
+         * @description Students with this status; repeat the parameter for any of several.
+         * @example [
+         *       "graduated"
+         *     ]
+         */
+        Status: components["schemas"]["StudentStatus"][];
+        /**
+         * @description Students enrolled in this year or later (students without a year are left out).
+         * @example 2020
+         */
+        EnrollmentYearMin: number;
+        /**
+         * @description Students enrolled in this year or earlier (students without a year are left out).
+         * @example 2025
+         */
+        EnrollmentYearMax: number;
+        /**
+         * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+         * @example 2026-11-24T09:30:00Z
+         */
+        UpdatedSince: string;
+        /**
+         * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+         * @example 2026-11-25T00:00:00Z
+         */
+        UpdatedBefore: string;
+        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+        BookSort: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author" | "published_year" | "-published_year" | "relevance";
+        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. */
+        StudentSort: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "enrollment_year" | "-enrollment_year" | "relevance";
         /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
         IfMatch: string;
         /** @description RFC 9110 §13.1.2: answer 304 without a body if the record's current `ETag` is one of these (comma-separated) or the value is `*`. Tags are sent as the `ETag` header gave them, double quotes included; a value that is neither `*` nor quoted tags is a 400. */
@@ -641,7 +725,7 @@ export interface components {
         IdempotentReplayed: "true";
         /** @description Path of the created record. */
         Location: string;
-        /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&cursor=…>; rel="next"`. Same URL as `next_cursor` implies. */
+        /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&sort=title&cursor=…>; rel="next"`, with every parameter of the request (in a canonical form) and `next_cursor`. */
         Link: string;
         /** @description RFC 9745: this operation, or a parameter or body field the request used, is deprecated (`deprecated: true`) since this moment, given as a structured-field date (`@` and Unix seconds); it may be in the future. The `rel="deprecation"` link says what replaces it. Sent only by deprecated operations, and for a deprecated parameter or field only when the request uses it. */
         Deprecation: string;
@@ -670,8 +754,44 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+                /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
+                q?: components["parameters"]["BookSearch"];
+                /**
+                 * @description Books by this author, the whole name, ignoring case and accents (`victor hugo` finds "Victor Hugo"). Repeat the parameter for any of several (`author=A&author=B`).
+                 * @example [
+                 *       "Frank Herbert"
+                 *     ]
+                 */
+                author?: components["parameters"]["Author"];
+                /**
+                 * @description The book with this ISBN-13, digits only.
+                 * @example 9780441013593
+                 */
+                isbn?: components["parameters"]["Isbn"];
+                /**
+                 * @description Books published in this year or later (books without a year are left out).
+                 * @example 1960
+                 */
+                published_year_min?: components["parameters"]["PublishedYearMin"];
+                /**
+                 * @description Books published in this year or earlier (books without a year are left out).
+                 * @example 1970
+                 */
+                published_year_max?: components["parameters"]["PublishedYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+                sort?: components["parameters"]["BookSort"];
             };
             header?: never;
             path?: never;
@@ -691,7 +811,7 @@ export interface operations {
                     "application/json": components["schemas"]["BookPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ListBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
@@ -877,8 +997,47 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque position returned as `next_cursor` by the previous page of the same list. Omit it for the first page. */
+                /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Search student names (never emails), ignoring case and accents, with the grammar of `GET /books`: words, `"a phrase"`, `-excluded`, `a OR b`, `prefix*`. Results come most relevant first unless `sort` is given.
+                 * @example lovelace
+                 */
+                q?: components["parameters"]["StudentSearch"];
+                /**
+                 * @description The student with this email, ignoring letter case.
+                 * @example ada@example.org
+                 */
+                email?: components["parameters"]["Email"];
+                /**
+                 * @description Students with this status; repeat the parameter for any of several.
+                 * @example [
+                 *       "graduated"
+                 *     ]
+                 */
+                status?: components["parameters"]["Status"];
+                /**
+                 * @description Students enrolled in this year or later (students without a year are left out).
+                 * @example 2020
+                 */
+                enrollment_year_min?: components["parameters"]["EnrollmentYearMin"];
+                /**
+                 * @description Students enrolled in this year or earlier (students without a year are left out).
+                 * @example 2025
+                 */
+                enrollment_year_max?: components["parameters"]["EnrollmentYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. */
+                sort?: components["parameters"]["StudentSort"];
             };
             header?: never;
             path?: never;
@@ -898,7 +1057,7 @@ export interface operations {
                     "application/json": components["schemas"]["StudentPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ListBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];

@@ -70,3 +70,18 @@ export class ValidationError extends ApiError {
     super(400, '/problems/validation-error', `${count} in ${partNames[part]}`, errors, 'Request validation failed')
   }
 }
+
+const queryProblems = {
+  'invalid-search': 'Invalid search',
+  'invalid-range': 'Invalid range',
+  'cursor-mismatch': 'Cursor mismatch',
+  'unsupported-combination': 'Unsupported combination',
+  'search-too-broad': 'Search too broad'
+} as const
+
+/** A list query that cannot be answered as asked; `parameter` names what to change. */
+export class QueryError extends ApiError {
+  constructor (problem: keyof typeof queryProblems, parameter: string, detail: string) {
+    super(400, `/problems/${problem}`, `${parameter}: ${detail}`, [{ parameter, detail }], queryProblems[problem])
+  }
+}

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import type { BookValues } from '../src/storage/types.js'
+import { creationOrder } from '../src/storage/list-sql.js'
 
 const book = (title: string, isbn: string | null = null): BookValues => ({ title, author: 'A', isbn, published_year: null })
 
@@ -42,7 +43,7 @@ t.test('writes of one tick: a 409 and a 412 fail alone, the others commit', asyn
   t.match(results[3], { value: { revision: 2, record: { title: 'renamed' } } })
   // The delete saw the replace of the same batch (revision 2), as it would have one after the other.
   t.match(results[5], { reason: { statusCode: 412 } })
-  t.same((await books.list(10, null)).items.map(b => b.title), ['renamed', 'a', 'b'])
+  t.same((await books.list(creationOrder, 10, null)).items.map(b => b.title), ['renamed', 'a', 'b'])
 })
 
 t.test('a failed COMMIT fails every write of the batch and stores none', async t => {
@@ -55,7 +56,7 @@ t.test('a failed COMMIT fails every write of the batch and stores none', async t
   `)
   const results = await Promise.allSettled([repositories.books.create(book('a')), repositories.books.create(book('orphan'))])
   t.match(results, [{ status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' } }, { status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' } }])
-  t.same((await repositories.books.list(10, null)).items, [])
+  t.same((await repositories.books.list(creationOrder, 10, null)).items, [])
   t.equal((await repositories.books.create(book('later'))).record.title, 'later', 'the next batch commits')
 })
 
@@ -65,7 +66,7 @@ t.test('a write that ends the whole transaction fails the batch, and no later wr
   const results = await Promise.allSettled(['a', 'abort', 'c'].map(title => repositories.books.create(book(title))))
   t.same(results.map(r => r.status), ['rejected', 'rejected', 'rejected'])
   t.match(results[0], { reason: { message: 'aborted' } })
-  t.same((await repositories.books.list(10, null)).items, [])
+  t.same((await repositories.books.list(creationOrder, 10, null)).items, [])
 })
 
 t.test('closing the repositories commits the writes still waiting for their batch', async t => {

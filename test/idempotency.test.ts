@@ -6,6 +6,7 @@ import type { Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/api-keys.js'
 import { build, ada, dune, tempDatabase } from './helper.js'
 import { testDatabase, withPostgres } from './postgres.js'
+import { creationOrder } from '../src/storage/list-sql.js'
 
 t.test('POST /books retried with the same key and body replays the first 201 and creates nothing', async t => {
   const { request } = await build(t)
@@ -121,7 +122,7 @@ t.test('the key is stored in the transaction of its record: a failed write store
   t.teardown(() => storage.close())
   const remember = () => { throw new Error('disk full') }
   await t.rejects(storage.books.create({ title: 'T', author: 'A', isbn: null, published_year: null }, remember), { message: 'disk full' })
-  t.same((await storage.books.list(10, null)).items, [], 'no record without its key')
+  t.same((await storage.books.list(creationOrder, 10, null)).items, [], 'no record without its key')
 })
 
 t.test('keys are scoped to the caller: two API keys may use the same Idempotency-Key without meeting', async t => {

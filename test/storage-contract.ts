@@ -4,6 +4,7 @@ import type { Test } from 'tap'
 import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/errors.js'
 import type { BookValues, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
 import { toIsbn13 } from '../src/isbn.js'
+import { creationOrder } from '../src/storage/list-sql.js'
 
 /** Opens the engine on one database; called again, it must open the same database (a restart, or another node). */
 export type OpenStorage = () => Promise<Repositories>
@@ -64,15 +65,15 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const { books } = await opened(t)
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push((await books.create(book({ title: `Book ${i}` }))).record.book_id)
-    const first = await books.list(2, null)
+    const first = await books.list(creationOrder, 2, null)
     t.same(first.items.map(b => b.book_id), ids.slice(0, 2))
     t.type(first.after, 'string')
-    const second = await books.list(2, first.after)
+    const second = await books.list(creationOrder, 2, first.after)
     t.same(second.items.map(b => b.book_id), ids.slice(2, 4))
-    const last = await books.list(2, second.after)
+    const last = await books.list(creationOrder, 2, second.after)
     t.same(last.items.map(b => b.book_id), ids.slice(4))
     t.equal(last.after, null, 'the last page says so')
-    t.same((await books.list(10, null)).items.map(b => b.book_id), ids)
+    t.same((await books.list(creationOrder, 10, null)).items.map(b => b.book_id), ids)
   })
 
   t.test('a unique value taken is a DuplicateError naming the field; emails ignore case', async t => {
@@ -83,7 +84,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     await t.rejects(students.create(student({ email: 'ada@EXAMPLE.ORG' })), new DuplicateError('student', 'email'))
     const other = await students.create(student({ email: 'bob@example.org' }))
     await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), null), new DuplicateError('student', 'email'))
-    t.equal((await students.list(10, null)).items.length, 2, 'nothing was written by the failed writes')
+    t.equal((await students.list(creationOrder, 10, null)).items.length, 2, 'nothing was written by the failed writes')
   })
 
   t.test('replace checks the revision in the same write, and grows it', async t => {
@@ -132,7 +133,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const outcomes = await Promise.allSettled([books.create(book(), entry('same')), books.create(book(), entry('same'))])
     t.equal(outcomes.filter(o => o.status === 'fulfilled').length, 1)
     t.ok(outcomes.some(o => o.status === 'rejected' && o.reason instanceof IdempotencyKeyTakenError), 'the other learns the key is taken')
-    t.equal((await books.list(10, null)).items.length, 1)
+    t.equal((await books.list(creationOrder, 10, null)).items.length, 1)
     t.not(await idempotency.find('key-1 createBook', 'same', Date.now()), null)
   })
 

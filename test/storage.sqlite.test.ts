@@ -4,6 +4,7 @@ import t from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tempDatabase } from './helper.js'
 import { storageContract } from './storage-contract.js'
+import { creationOrder } from '../src/storage/list-sql.js'
 
 storageContract(t, async t => {
   const path = tempDatabase(t)
@@ -17,7 +18,7 @@ t.test('SQLite only: an idempotency entry the database refuses for another reaso
   // STRICT tables refuse a value of the wrong type: not a taken key, so not IdempotencyKeyTakenError.
   await t.rejects(repositories.books.create({ title: 'T', author: 'A', isbn: null, published_year: null }, () => ({ ...entry, expiresAt: 'soon' as unknown as number })),
     { code: 'SQLITE_CONSTRAINT_DATATYPE' })
-  t.same((await repositories.books.list(10, null)).items, [], 'and the record was taken back')
+  t.same((await repositories.books.list(creationOrder, 10, null)).items, [], 'and the record was taken back')
 })
 
 t.test('SQLite only: the probe fails once the file is at another schema version', async t => {

@@ -17,6 +17,7 @@ import { CursorCodec } from '../src/cursor.js'
 import { studentValues } from '../src/handlers/input.js'
 import { toIsbn13 } from '../src/isbn.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { creationOrder } from '../src/storage/list-sql.js'
 
 t.test('toIsbn13 normalises valid ISBNs and refuses the rest', async t => {
   t.equal(toIsbn13('0-441-01359-7'), '9780441013593')
@@ -67,9 +68,9 @@ t.test('repositories page by creation order and report unique violations by fiel
   for (const name of ['a', 'b', 'c']) {
     created.push(await students.create({ name, email: `${name}@example.org`, enrollment_year: null, status: 'active' }))
   }
-  const first = await students.list(2, null)
+  const first = await students.list(creationOrder, 2, null)
   t.same(first.items, created.slice(0, 2).map(c => c.record))
-  const second = await students.list(2, first.after)
+  const second = await students.list(creationOrder, 2, first.after)
   t.same(second, { items: created.slice(2).map(c => c.record), after: null })
   await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
     { statusCode: 409, message: 'Another student already has this email' })

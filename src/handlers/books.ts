@@ -6,14 +6,24 @@ import type { BookRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, bookValues, recordId } from './input.js'
-import { listPage } from './paging.js'
+import { asIs, folded, type ListParameters, listPage } from './paging.js'
+
+const bookList: ListParameters = {
+  path: '/books',
+  plural: 'books',
+  equals: { author: { field: 'author', normalise: folded }, isbn: { field: 'isbn', normalise: asIs } },
+  ranges: [
+    { field: 'published_year', min: 'published_year_min', max: 'published_year_max' },
+    { field: 'updated_at', min: 'updated_since', max: 'updated_before', instants: true }
+  ]
+}
 
 type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
 
 export function bookHandlers (books: BookRepository, cursors: CursorCodec, idempotency: Idempotency): BookHandlers {
   return {
     async listBooks (request, reply) {
-      return listPage(request, reply, cursors, books, '/books')
+      return listPage(request, reply, cursors, books, bookList)
     },
 
     async createBook (request, reply) {

@@ -6,14 +6,25 @@ import type { StudentRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, recordId, studentValues } from './input.js'
-import { listPage } from './paging.js'
+import { asIs, type ListParameters, listPage, lowerCase } from './paging.js'
+
+const studentList: ListParameters = {
+  path: '/api/students',
+  plural: 'students',
+  // Emails are ASCII (format: email), so lower-casing is the whole of ignoring their case.
+  equals: { email: { field: 'email', normalise: lowerCase }, status: { field: 'status', normalise: asIs } },
+  ranges: [
+    { field: 'enrollment_year', min: 'enrollment_year_min', max: 'enrollment_year_max' },
+    { field: 'updated_at', min: 'updated_since', max: 'updated_before', instants: true }
+  ]
+}
 
 type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
 
 export function studentHandlers (students: StudentRepository, cursors: CursorCodec, idempotency: Idempotency): StudentHandlers {
   return {
     async listStudents (request, reply) {
-      return listPage(request, reply, cursors, students, '/api/students')
+      return listPage(request, reply, cursors, students, studentList)
     },
 
     async createStudent (request, reply) {

@@ -2,7 +2,8 @@
 export const schemaHistory = [
   { version: 1, name: 'books, students and the cursor secret' },
   { version: 2, name: 'record revisions and idempotency keys' },
-  { version: 3, name: 'API keys' }
+  { version: 3, name: 'API keys' },
+  { version: 4, name: 'folded keys, list indexes and full-text search' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']
@@ -25,3 +26,8 @@ export class SchemaVersionError extends Error {
 export function newerSchemaMessage (current: number): string {
   return `database schema version ${current} is newer than this service knows (${latestVersion}); refusing to start`
 }
+
+/** Told how a long migration step is getting on (a line for the log). */
+export type MigrationProgress = (message: string) => void
+/** Tables with fewer rows migrate quickly enough to say nothing. */
+export const progressEvery = 10_000

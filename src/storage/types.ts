@@ -1,6 +1,7 @@
 // The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
 import type { Book, Student } from '../api-types.js'
 import type { ApiKeyInfo, Scope } from '../api-keys.js'
+import type { SearchQuery } from '../search/query.js'
 
 /** A record's writable fields, normalised and complete (absent optional fields are null). */
 export type BookValues = Omit<Book, 'book_id' | 'created_at' | 'updated_at'>
@@ -39,9 +40,27 @@ export interface IdempotencyEntry {
   response: StoredResponse
 }
 
+/**
+ * What a list asks for, normalised (text values folded, sorted, distinct), in the field names of the
+ * table's ListSpec: equality filters (any of a field's values) and ranges, all ANDed, an optional
+ * search, and one sort key (`relevance` only with a search).
+ */
+export interface ListQuery {
+  equals: { field: string, values: string[] }[]
+  /** Inclusive bounds, except a range the ListSpec marks `beforeIsExclusive`; null for an open end. */
+  ranges: { field: string, min: number | string | null, max: number | string | null }[]
+  search: SearchQuery | null
+  sort: { key: string, descending: boolean }
+}
+
 export interface RecordStore<T, V> {
-  /** Up to `limit` records in creation order, starting after `after` (from a previous page). */
-  list (limit: number, after: string | null): Promise<Page<T>>
+  /**
+   * Up to `limit` records matching `query` in its order, starting after `after` (a previous page's,
+   * for the same query). Reads a bounded number of rows whatever the table's size; a page may hold
+   * fewer than `limit` records (even none) while `after` is not null. Throws SearchTooBroadError
+   * when a search matches too many records for a sort other than relevance or creation order.
+   */
+  list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>>
   get (id: string): Promise<Versioned<T> | null>
   /**
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the

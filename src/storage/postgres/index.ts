@@ -1,7 +1,8 @@
 // The PostgreSQL engine: every repository over one database that any number of nodes share.
 import { randomBytes } from 'node:crypto'
 import type { Book, Student } from '../../api-types.js'
-import { latestVersion, SchemaVersionError } from '../schema.js'
+import { defaultListLimits, type ListLimits } from '../list-sql.js'
+import { latestVersion, type MigrationProgress, SchemaVersionError } from '../schema.js'
 import { bookTable, studentTable } from '../tables.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { NoDatabaseError } from '../sqlite/database.js'
@@ -19,6 +20,10 @@ export interface PostgresOptions {
   apiKeyCacheTtl?: number
   /** Called with the size of every group-commit batch. */
   onBatch?: (size: number) => void
+  /** How much one list request may read (tests make it small to reach every access path). */
+  listLimits?: ListLimits
+  /** Told how a long migration is getting on. */
+  onMigrationProgress?: MigrationProgress
 }
 
 export const bookTypes: ColumnTypes<BookValues> = {
@@ -32,10 +37,10 @@ const studentTypes: ColumnTypes<StudentValues> = {
 const sweepEvery = 60_000
 
 /** Migrates (under an advisory lock) and returns the cursor secret, which the first node to start stores. */
-async function prepare (settings: PostgresSettings, shouldMigrate: boolean): Promise<Buffer> {
+async function prepare (settings: PostgresSettings, shouldMigrate: boolean, progress?: MigrationProgress): Promise<Buffer> {
   const client = await connect(settings, false)
   try {
-    if (shouldMigrate) await migrate(client)
+    if (shouldMigrate) await migrate(client, undefined, progress)
     const version = await schemaVersion(client)
     if (version === 0) throw new NoDatabaseError('the database at DATABASE_URL holds no data of this service')
     if (version !== latestVersion) throw new Error(`the database's schema is at version ${version}, this service needs ${latestVersion}; start the service to migrate it`)
@@ -48,7 +53,8 @@ async function prepare (settings: PostgresSettings, shouldMigrate: boolean): Pro
 }
 
 export async function openPostgresRepositories (settings: PostgresSettings, options: PostgresOptions = {}): Promise<Repositories> {
-  const secret = await prepare(settings, options.migrate ?? true)
+  const secret = await prepare(settings, options.migrate ?? true, options.onMigrationProgress)
+  const listLimits = options.listLimits ?? defaultListLimits
   const reads = new PipelinedClients(settings)
   await reads.open()
   const writes = new GroupCommit(() => connect(settings, true), options.onBatch)
@@ -58,8 +64,8 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
   return {
     engine: 'postgres',
-    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes),
-    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes),
+    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, listLimits),
+    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, listLimits),
     idempotency,
     apiKeys,
     cursorSecret: async () => secret,

@@ -1,6 +1,7 @@
 // PostgreSQL's migrations, one per version of the schema history, applied at start under an advisory lock.
 import type { ClientBase } from 'pg'
-import { latestVersion, type MigrationScripts, newerSchemaMessage, schemaHistory } from '../schema.js'
+import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory } from '../schema.js'
+import { bookTable, studentTable, type TableSpec } from '../tables.js'
 
 // Append only: a released migration is never edited, so every database reaches the same schema.
 export const postgresMigrations: MigrationScripts = {
@@ -63,6 +64,33 @@ export const postgresMigrations: MigrationScripts = {
       created_at timestamptz NOT NULL,
       revoked_at timestamptz
     );
+  `,
+  // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
+  // in *_key columns it writes with the record and backfilled for existing rows after this script.
+  // COLLATE "C" orders them byte for byte as SQLite does, whatever the database's collation. NULL
+  // years sort lowest through a generated column. The search vector is generated from the keys
+  // (title weighed A, author B), so it changes in the record's own statement.
+  4: `
+    ALTER TABLE books ADD COLUMN title_key text COLLATE "C" NOT NULL DEFAULT '',
+      ADD COLUMN author_key text COLLATE "C" NOT NULL DEFAULT '';
+    ALTER TABLE students ADD COLUMN name_key text COLLATE "C" NOT NULL DEFAULT '';
+    ALTER TABLE books ADD COLUMN published_year_sort integer GENERATED ALWAYS AS (coalesce(published_year, -2147483648)) STORED,
+      ADD COLUMN tsv tsvector GENERATED ALWAYS AS (setweight(to_tsvector('simple', title_key), 'A') || setweight(to_tsvector('simple', author_key), 'B')) STORED;
+    ALTER TABLE students ADD COLUMN enrollment_year_sort integer GENERATED ALWAYS AS (coalesce(enrollment_year, -2147483648)) STORED,
+      ADD COLUMN tsv tsvector GENERATED ALWAYS AS (setweight(to_tsvector('simple', name_key), 'A')) STORED;
+
+    CREATE INDEX books_title ON books (title_key, seq);
+    CREATE INDEX books_author_title ON books (author_key, title_key, seq);
+    CREATE INDEX books_author ON books (author_key, seq);
+    CREATE INDEX books_published_year ON books (published_year_sort, seq);
+    CREATE INDEX books_updated ON books (updated_at, seq);
+    CREATE INDEX books_search ON books USING gin (tsv);
+    CREATE INDEX students_name ON students (name_key, seq);
+    CREATE INDEX students_status_name ON students (status, name_key, seq);
+    CREATE INDEX students_status ON students (status, seq);
+    CREATE INDEX students_enrollment_year ON students (enrollment_year_sort, seq);
+    CREATE INDEX students_updated ON students (updated_at, seq);
+    CREATE INDEX students_search ON students USING gin (tsv);
   `
 }
 
@@ -83,7 +111,7 @@ export async function schemaVersion (client: ClientBase): Promise<number> {
  * start together on an empty database take turns: the first migrates, the others then find nothing
  * to do. PostgreSQL's DDL is transactional, so a failed migration leaves the database as it was.
  */
-export async function migrate (client: ClientBase, scripts: MigrationScripts = postgresMigrations): Promise<void> {
+export async function migrate (client: ClientBase, scripts: MigrationScripts = postgresMigrations, progress: MigrationProgress = () => {}): Promise<void> {
   await client.query('BEGIN')
   try {
     await client.query(`SELECT pg_advisory_xact_lock(${migrationLock})`)
@@ -93,11 +121,31 @@ export async function migrate (client: ClientBase, scripts: MigrationScripts = p
     if (current > latestVersion) throw new Error(newerSchemaMessage(current))
     for (const { version, name } of schemaHistory.filter(m => m.version > current)) {
       await client.query(scripts[version])
+      if (version === 4) await backfillKeys(client, progress)
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, name])
     }
     await client.query('COMMIT')
   } catch (error) {
     await client.query('ROLLBACK')
     throw error
+  }
+}
+
+/** Fills the folded keys of rows written before version 4, a batch per statement, in the migration's transaction. */
+async function backfillKeys (client: ClientBase, progress: MigrationProgress): Promise<void> {
+  for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
+    const keys = Object.keys(spec.derived)
+    const { rows: [{ total }] } = await client.query(`SELECT count(*)::int AS total FROM ${spec.table}`) as unknown as { rows: [{ total: number }] }
+    const update = `UPDATE ${spec.table} SET ${keys.map(k => `${k} = v.${k}`).join(', ')}
+      FROM unnest($1::bigint[], ${keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}) AS v(seq, ${keys.join(', ')}) WHERE ${spec.table}.seq = v.seq`
+    let done = 0
+    for (let last = '0'; ;) {
+      const { rows } = await client.query(`SELECT seq, ${Object.keys(spec.writable).join(', ')} FROM ${spec.table} WHERE seq > $1 ORDER BY seq LIMIT 1000`, [last]) as { rows: ({ seq: string } & Record<string, unknown>)[] }
+      if (rows.length === 0) break
+      await client.query(update, [rows.map(r => r.seq), ...keys.map(k => rows.map(r => spec.derived[k]!(r)))])
+      last = rows.at(-1)!.seq
+      done += rows.length
+      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
+    }
   }
 }

@@ -1,8 +1,12 @@
 // One PostgreSQL record table (books or students): each write one conditional statement, group-committed.
 import { uuidv7 } from 'uuidv7'
 import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../errors.js'
+import { createHash } from 'node:crypto'
+import pg from 'pg'
+import { toTsquery } from '../../search/query.js'
+import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import type { TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, Page, Versioned } from '../types.js'
+import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
 import type { GroupCommit } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
 
@@ -13,6 +17,28 @@ export type ColumnTypes<V> = Record<keyof V | 'created_at' | 'updated_at', strin
 
 /** A timestamptz in the ISO form the service writes (`2026-11-23T19:20:00.000Z`), formatted by PostgreSQL. */
 export const isoTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+const weights = ['A', 'B', 'C', 'D']
+
+function postgresDialect (spec: TableSpec<object>): ListDialect {
+  const { table, idColumn } = spec
+  const searchWeights = weights.slice(0, spec.list.searched.length)
+  return {
+    placeholder: n => `$${n}`,
+    record: alias => [...[idColumn, ...Object.keys(spec.writable)].map(c => `${alias}.${c}`),
+      `${isoTimestamp(`${alias}.created_at`)}`, `${isoTimestamp(`${alias}.updated_at`)}`].join(', '),
+    compile: search => toTsquery(search, searchWeights),
+    // ts_rank_cd weighs A (1.0) above B (0.4); negated so that lower is better, as bm25 is.
+    matches: (q, ranked, where, tail) => `SELECT seq${ranked ? `, -ts_rank_cd(tsv, ${q}::tsquery)::float8 AS score` : ''} FROM ${table}
+      WHERE ${[`tsv @@ ${q}::tsquery`, ...where('seq')].join(' AND ')}${tail === undefined ? '' : ` ${tail('seq')}`}`,
+    streamsMatches: false,
+    equalsIgnoringCase: (column, values) => `lower(${column}) IN (${values.map(v => `lower(${v})`).join(', ')})`,
+    seq: value => value
+  }
+}
+
+// List rows keep timestamps (a sort key) as PostgreSQL's text, which goes back into the next page's query as it came.
+const listTypes = { getTypeParser: (oid: number, format?: string) => oid === pg.types.builtins.TIMESTAMPTZ ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text') }
 
 // SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out.
 const uniqueViolation = '23505'
@@ -25,32 +51,36 @@ export class PostgresTable<T, V extends object> {
   readonly #writable: string[]
   readonly #columns: string[]
   readonly #select: string
-  readonly #sql: { list: string, get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
+  readonly #listing: ListStatements
+  readonly #derived: string[]
+  readonly #sql: { get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
-  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit) {
+  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, listLimits: ListLimits = defaultListLimits) {
     this.#spec = spec
     this.#reads = reads
     this.#writes = writes
     const { table, idColumn } = spec
     const writable = this.#writable = Object.keys(spec.writable)
-    const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
+    const derived = this.#derived = Object.keys(spec.derived)
+    const record = [idColumn, ...writable, 'created_at', 'updated_at']
+    this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), listLimits, record.length)
+    const all = this.#columns = [...record, ...derived]
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
     const values = all.map((_, i) => `$${i + 1}`).join(', ')
     // A value another row holds, as the unique index sees it (lower() where it ignores case).
     const unique = spec.unique as string[]
     const foldsCase = (c: string) => (spec.uniqueIgnoringCase as string[]).includes(c)
     const sameValue = (c: string, p: string) => foldsCase(c) ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
-    const set = [...writable, 'updated_at'].map((c, i) => `${c} = $${i + 2}`).join(', ')
-    const expected = `$${writable.length + 3}::int[]`
+    const set = [...writable, ...derived, 'updated_at'].map((c, i) => `${c} = $${i + 2}`).join(', ')
+    const expected = `$${writable.length + derived.length + 3}::int[]`
     const taken = unique.length === 0
       ? 'SELECT 1 WHERE false'
       : `SELECT 1 FROM ${table} WHERE ${idColumn} <> $1 AND (${unique.map(c => sameValue(c, `$${writable.indexOf(c) + 2}`)).join(' OR ')})`
     const keyColumns = '(scope, key, fingerprint, status, headers, body, expires_at)'
-    const typeOf = types as Record<string, string>
+    const typeOf = { ...Object.fromEntries(derived.map(c => [c, 'text'])), ...types } as Record<string, string>
     const keyValues = all.map((c, i) => `$${i + 8}::${typeOf[c]}`).join(', ')
     this.#sql = {
-      list: `SELECT ${this.#select}, seq FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT $2`,
       get: `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`,
       // ON CONFLICT DO NOTHING: a taken unique value returns no row instead of aborting the batch.
       insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${values}) ON CONFLICT DO NOTHING RETURNING 1`,
@@ -87,18 +117,19 @@ export class PostgresTable<T, V extends object> {
     }
   }
 
-  async list (limit: number, after: string | null): Promise<Page<T>> {
-    // One extra row tells whether another page follows without a COUNT.
-    const { rows } = await this.#reads.query<Row & { seq: string }>({
-      name: `${this.#spec.table}-list`, text: this.#sql.list, values: [after ?? '0', limit + 1]
+  async list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
+    const page = await this.#listing.page(query, limit, after, async (text, values) => {
+      // Named, so that each connection parses and plans a shape of list query once.
+      const name = `list-${createHash('sha256').update(text).digest('base64url').slice(0, 20)}`
+      const { rows } = await this.#reads.query({ name, text, values, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+      return rows as unknown as SqlValue[][]
     })
-    const more = rows.length > limit
-    const page = more ? rows.slice(0, limit) : rows
-    return {
-      items: page.map(({ seq: _seq, ...record }) => record as T),
-      // bigint arrives as a string, which is what a position is.
-      after: more ? page.at(-1)!.seq : null
-    }
+    const names = this.#columns
+    return { items: page.items.map(row => Object.fromEntries(row.map((value, i) => [names[i], value])) as T), after: page.after }
+  }
+
+  #derive (values: V): Row {
+    return Object.fromEntries(Object.entries(this.#spec.derived).map(([column, derive]) => [column, derive(values)]))
   }
 
   async get (id: string): Promise<Versioned<T> | null> {
@@ -115,7 +146,8 @@ export class PostgresTable<T, V extends object> {
     const now = new Date().toISOString()
     const record = { [this.#spec.idColumn]: uuidv7(), ...values, created_at: now, updated_at: now } as Row
     const created: Versioned<T> = { record: record as T, revision: 1 }
-    const row = this.#columns.map(c => record[c])
+    const derived = this.#derive(values)
+    const row = this.#columns.map(c => record[c] ?? derived[c] ?? null)
     if (remember === undefined) {
       return this.#writes.run({
         statements: [{ name: `${this.#spec.table}-insert`, text: this.#sql.insert, values: row }],
@@ -151,7 +183,8 @@ export class PostgresTable<T, V extends object> {
 
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
     const updatedAt = new Date().toISOString()
-    const params = [id, ...this.#writable.map(c => (values as Row)[c]), updatedAt, expected]
+    const derived = this.#derive(values)
+    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expected]
     return this.#writes.run({
       statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],
       locks: `${this.#spec.table} ${id}`,

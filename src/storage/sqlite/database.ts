@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import type { MigrationProgress } from '../schema.js'
 import { migrate } from './migrations.js'
 
 export type Synchronous = 'normal' | 'full'
@@ -14,6 +15,8 @@ export interface DatabaseOptions {
    * mistyped path would otherwise get a new, empty database that the service never reads.
    */
   create?: boolean
+  /** Told how a long migration is getting on. */
+  onMigrationProgress?: MigrationProgress
 }
 
 /** The path holds no database of this service. */
@@ -33,7 +36,7 @@ export function openExistingDatabase (path: string): Database.Database {
   return db
 }
 
-export function openDatabase (path: string, { synchronous = 'normal', create = true }: DatabaseOptions = {}): Database.Database {
+export function openDatabase (path: string, { synchronous = 'normal', create = true, onMigrationProgress }: DatabaseOptions = {}): Database.Database {
   if (create && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = create ? new Database(path) : openExistingDatabase(path)
   // WAL lets readers (and `npm run backup`) run beside the writer. A commit is in the WAL file before
@@ -43,7 +46,7 @@ export function openDatabase (path: string, { synchronous = 'normal', create = t
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
-  migrate(db)
+  migrate(db, undefined, onMigrationProgress)
   return db
 }
 

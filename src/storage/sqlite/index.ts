@@ -1,6 +1,7 @@
 // The SQLite engine: every repository over one database file.
 import type { Book, Student } from '../../api-types.js'
 import { defaults } from '../../config.js'
+import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { bookTable, studentTable } from '../tables.js'
 import { sqliteApiKeys } from './api-keys.js'
@@ -16,15 +17,17 @@ export interface RepositoryOptions extends DatabaseOptions {
   cacheSize?: number
   /** Called with the size of every group-commit batch. */
   onBatch?: (size: number) => void
+  /** How much one list request may read (tests make it small to reach every access path). */
+  listLimits?: ListLimits
 }
 
-export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, onBatch, ...options }: RepositoryOptions = {}): Repositories {
+export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, ...options }: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
   const writes = new GroupCommit(db, onBatch)
   const external = new ExternalWrites(db)
-  const dependencies = { idempotency, writes, external, cacheSize }
+  const dependencies = { idempotency, writes, external, cacheSize, listLimits }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
   // Migration 1 inserts the secret, so the row always exists.

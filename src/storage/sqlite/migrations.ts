@@ -1,6 +1,7 @@
 // SQLite's migrations, one per version of the schema history, tracked in SQLite's user_version.
 import type { Database } from 'better-sqlite3'
-import { latestVersion, type MigrationScripts, newerSchemaMessage, schemaHistory } from '../schema.js'
+import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory } from '../schema.js'
+import { bookTable, studentTable, type TableSpec } from '../tables.js'
 
 // Append only: a released migration is never edited, so every database reaches the same schema.
 export const sqliteMigrations: MigrationScripts = {
@@ -64,17 +65,88 @@ export const sqliteMigrations: MigrationScripts = {
         created_at TEXT NOT NULL,
         revoked_at TEXT
       ) STRICT;
+    `,
+  // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
+  // in *_key columns it writes with the record; the backfill fills them for existing rows (migrate's
+  // fold step). NULL years sort lowest through a generated column (an index on the bare coalesce()
+  // expression is not used for row-value seeks). The FTS5 tables index the keys (external content:
+  // no second copy of the text) and are kept by triggers, in the record's own transaction.
+  4: `
+      ALTER TABLE books ADD COLUMN title_key TEXT NOT NULL DEFAULT '';
+      ALTER TABLE books ADD COLUMN author_key TEXT NOT NULL DEFAULT '';
+      ALTER TABLE books ADD COLUMN published_year_sort INTEGER GENERATED ALWAYS AS (coalesce(published_year, -2147483648)) VIRTUAL;
+      ALTER TABLE students ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+      ALTER TABLE students ADD COLUMN enrollment_year_sort INTEGER GENERATED ALWAYS AS (coalesce(enrollment_year, -2147483648)) VIRTUAL;
+
+      CREATE INDEX books_title ON books (title_key, seq);
+      CREATE INDEX books_author_title ON books (author_key, title_key, seq);
+      CREATE INDEX books_author ON books (author_key, seq);
+      CREATE INDEX books_published_year ON books (published_year_sort, seq);
+      CREATE INDEX books_updated ON books (updated_at, seq);
+      CREATE INDEX students_name ON students (name_key, seq);
+      CREATE INDEX students_status_name ON students (status, name_key, seq);
+      CREATE INDEX students_status ON students (status, seq);
+      CREATE INDEX students_enrollment_year ON students (enrollment_year_sort, seq);
+      CREATE INDEX students_updated ON students (updated_at, seq);
+
+      CREATE VIRTUAL TABLE books_fts USING fts5(title_key, author_key, content='books', content_rowid='seq',
+        tokenize='unicode61 remove_diacritics 0', prefix='2 3');
+      CREATE TRIGGER books_fts_insert AFTER INSERT ON books BEGIN
+        INSERT INTO books_fts (rowid, title_key, author_key) VALUES (new.seq, new.title_key, new.author_key);
+      END;
+      CREATE TRIGGER books_fts_update AFTER UPDATE OF title_key, author_key ON books
+      WHEN old.title_key IS NOT new.title_key OR old.author_key IS NOT new.author_key BEGIN
+        INSERT INTO books_fts (books_fts, rowid, title_key, author_key) VALUES ('delete', old.seq, old.title_key, old.author_key);
+        INSERT INTO books_fts (rowid, title_key, author_key) VALUES (new.seq, new.title_key, new.author_key);
+      END;
+      CREATE TRIGGER books_fts_delete AFTER DELETE ON books BEGIN
+        INSERT INTO books_fts (books_fts, rowid, title_key, author_key) VALUES ('delete', old.seq, old.title_key, old.author_key);
+      END;
+
+      CREATE VIRTUAL TABLE students_fts USING fts5(name_key, content='students', content_rowid='seq',
+        tokenize='unicode61 remove_diacritics 0', prefix='2 3');
+      CREATE TRIGGER students_fts_insert AFTER INSERT ON students BEGIN
+        INSERT INTO students_fts (rowid, name_key) VALUES (new.seq, new.name_key);
+      END;
+      CREATE TRIGGER students_fts_update AFTER UPDATE OF name_key ON students WHEN old.name_key IS NOT new.name_key BEGIN
+        INSERT INTO students_fts (students_fts, rowid, name_key) VALUES ('delete', old.seq, old.name_key);
+        INSERT INTO students_fts (rowid, name_key) VALUES (new.seq, new.name_key);
+      END;
     `
 }
 
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
-export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations): void {
+export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations, progress: MigrationProgress = () => {}): void {
   const current = db.pragma('user_version', { simple: true }) as number
   if (current > latestVersion) throw new Error(newerSchemaMessage(current))
   for (const { version } of schemaHistory.filter(m => m.version > current)) {
     db.transaction(() => {
       db.exec(scripts[version])
+      if (version === 4) backfillKeys(db, progress)
       db.pragma(`user_version = ${version}`)
     }).immediate()
+  }
+}
+
+/**
+ * Fills the folded keys of rows written before version 4, in the migration's transaction, then builds
+ * the search index from them. Reports progress for tables large enough to take a while.
+ */
+function backfillKeys (db: Database, progress: MigrationProgress): void {
+  for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
+    const keys = Object.keys(spec.derived)
+    const total = db.prepare(`SELECT count(*) FROM ${spec.table}`).pluck().get() as number
+    const rows = db.prepare(`SELECT seq, ${Object.keys(spec.writable).join(', ')} FROM ${spec.table} WHERE seq > ? ORDER BY seq LIMIT 1000`)
+    const update = db.prepare(`UPDATE ${spec.table} SET ${keys.map(k => `${k} = @${k}`).join(', ')} WHERE seq = @seq`)
+    let done = 0
+    for (let last = 0; ;) {
+      const batch = rows.all(last) as ({ seq: number } & Record<string, unknown>)[]
+      if (batch.length === 0) break
+      for (const row of batch) update.run({ seq: row.seq, ...Object.fromEntries(keys.map(k => [k, spec.derived[k]!(row)])) })
+      last = batch.at(-1)!.seq
+      done += batch.length
+      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
+    }
+    db.exec(`INSERT INTO ${spec.table}_fts (${spec.table}_fts) VALUES ('rebuild')`)
   }
 }

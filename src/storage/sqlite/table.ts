@@ -3,8 +3,10 @@ import Database, { type Statement } from 'better-sqlite3'
 import { LRUCache } from 'lru-cache'
 import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../errors.js'
+import { toFts5 } from '../../search/query.js'
+import { type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import type { TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, Page, Versioned } from '../types.js'
+import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
 import type { SqliteIdempotency } from './idempotency.js'
@@ -20,17 +22,39 @@ export interface TableDependencies {
   external: ExternalWrites
   /** Records kept in memory per table; 0 reads every record from the file. */
   cacheSize: number
+  listLimits: ListLimits
 }
 
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
 const pagesCached = 256
+// List statements differ by their filters' shapes; the common ones stay prepared.
+const statementsCached = 256
+
+function sqliteDialect (spec: TableSpec<object>, columns: string[]): ListDialect {
+  const fts = `${spec.table}_fts`
+  // Title above author in bm25 (lower is better): the first searched column weighs twice.
+  const weights = spec.list.searched.map((_, i) => i === 0 ? '2.0' : '1.0').join(', ')
+  return {
+    placeholder: n => `?${n}`,
+    record: alias => columns.map(c => `${alias}.${c}`).join(', '),
+    compile: search => toFts5(search, spec.list.searched),
+    matches: (q, ranked, where, tail) => `SELECT rowid AS seq${ranked ? `, bm25(${fts}, ${weights}) AS score` : ''} FROM ${fts}
+      WHERE ${[`${fts} MATCH ${q}`, ...where('rowid')].join(' AND ')}${tail === undefined ? '' : ` ${tail('rowid')}`}`,
+    streamsMatches: true,
+    // Emails are ASCII, and the unique index is NOCASE: this seeks it.
+    equalsIgnoringCase: (column, values) => `(${values.map(v => `${column} = ${v} COLLATE NOCASE`).join(' OR ')})`,
+    seq: value => Number(value)
+  }
+}
 
 export class SqliteTable<T, V extends object> {
   readonly #spec: TableSpec<V>
   readonly #writable: string[]
   /** The record's columns in SELECT order; list rows carry seq after them. */
   readonly #columns: string[]
-  readonly #list: Statement<[number, number], unknown[]>
+  readonly #listing: ListStatements
+  readonly #statements = new LRUCache<string, Statement>({ max: statementsCached })
+  readonly #db: Database.Database
   readonly #get: Statement<[string], VersionedRow>
   readonly #current: Statement<[string], VersionedRow>
   readonly #insert: Statement<[Row]>
@@ -46,8 +70,9 @@ export class SqliteTable<T, V extends object> {
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
-  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize }: TableDependencies) {
+  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits }: TableDependencies) {
     this.#spec = spec
+    this.#db = db
     this.#writes = writes
     this.#external = external
     this.#records = cacheSize === 0 ? null : external.watch(new LRUCache<string, Versioned<T>>({ max: cacheSize }))
@@ -56,16 +81,15 @@ export class SqliteTable<T, V extends object> {
     const writable = this.#writable = Object.keys(spec.writable)
     const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
     const columns = all.join(', ')
-    // Raw rows turned into records here cost about a quarter less than named rows with seq then
-    // dropped by rest-destructuring (measured in the list profile, issue 6); lists are the dearest reads.
-    this.#list = db.prepare<[number, number], unknown[]>(`SELECT ${columns}, seq FROM ${table} WHERE seq > ? ORDER BY seq LIMIT ?`).raw()
+    const derived = Object.keys(spec.derived)
+    this.#listing = new ListStatements(table, spec.list, sqliteDialect(spec as unknown as TableSpec<object>, all), listLimits, all.length)
     this.#get = db.prepare(`SELECT ${columns}, revision FROM ${table} WHERE ${idColumn} = ?`)
     this.#current = db.prepare(`SELECT ${['revision', 'created_at', ...spec.unique].join(', ')} FROM ${table} WHERE ${idColumn} = ?`)
     // The stored record is exactly the values written (STRICT tables convert nothing), so writes build
     // it in JS rather than read it back with RETURNING, which costs a row object per write.
-    this.#insert = db.prepare(`INSERT INTO ${table} (${columns}) VALUES (${all.map(c => '@' + c).join(', ')})`)
+    this.#insert = db.prepare(`INSERT INTO ${table} (${[...all, ...derived].join(', ')}) VALUES (${[...all, ...derived].map(c => '@' + c).join(', ')})`)
     const update = (set: string[]) => db.prepare<[Row]>(
-      `UPDATE ${table} SET ${[...set, 'updated_at'].map(c => `${c} = @${c}`).join(', ')}, revision = revision + 1
+      `UPDATE ${table} SET ${[...set, ...derived, 'updated_at'].map(c => `${c} = @${c}`).join(', ')}, revision = revision + 1
        WHERE ${idColumn} = @${idColumn}`
     )
     this.#update = update(writable)
@@ -93,7 +117,7 @@ export class SqliteTable<T, V extends object> {
       // one's answer rather than meeting its record as a duplicate (the savepoint undoes the claim if
       // the record cannot be written).
       if (remember !== undefined) idempotency.store(remember(created), now.getTime())
-      this.#insert.run(record)
+      this.#insert.run({ ...record, ...this.#derive(values) })
       return created
     })
     this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
@@ -102,7 +126,7 @@ export class SqliteTable<T, V extends object> {
       if (row === null) return null
       const keepsUnique = spec.unique.every(c => values[c] === row[c])
       const record = { [idColumn]: id, ...values, created_at: row.created_at, updated_at: new Date().toISOString() }
-      ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run(record)
+      ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run({ ...record, ...this.#derive(values) })
       return { record: record as T, revision: row.revision + 1 }
     })
     this.#remove = db.transaction((id: string, expected: ExpectedRevisions) => {
@@ -120,30 +144,35 @@ export class SqliteTable<T, V extends object> {
     this.#pages?.clear()
   }
 
-  async list (limit: number, after: string | null): Promise<Page<T>> {
-    this.#external.check()
-    const key = `${limit}:${after}`
-    const cached = this.#pages?.get(key)
-    if (cached !== undefined) return cached
-    const page = this.#read(limit, after)
-    this.#pages?.set(key, page)
-    return page
+  #derive (values: V): Row {
+    return Object.fromEntries(Object.entries(this.#spec.derived).map(([column, derive]) => [column, derive(values)]))
   }
 
-  #read (limit: number, after: string | null): Page<T> {
-    // One extra row tells whether another page follows without a COUNT.
-    const rows = this.#list.all(after === null ? 0 : Number(after), limit + 1)
-    const more = rows.length > limit
-    const page = more ? rows.slice(0, limit) : rows
+  async list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
+    this.#external.check()
+    const key = `${JSON.stringify(query)}:${limit}:${after}`
+    const cached = this.#pages?.get(key)
+    if (cached !== undefined) return cached
+    const page = await this.#listing.page(query, limit, after, async (sql, params) => this.#run(sql, params))
+    // Raw rows turned into records here cost about a quarter less than named rows (measured in the
+    // list profile, issue 6); lists are the dearest reads.
     const names = this.#columns
-    return {
-      items: page.map(row => {
+    const records = {
+      items: page.items.map(row => {
         const record: Row = {}
         for (let i = 0; i < names.length; i++) record[names[i]!] = row[i]
         return record as T
       }),
-      after: more ? String(page.at(-1)?.[names.length]) : null
+      after: page.after
     }
+    this.#pages?.set(key, records)
+    return records
+  }
+
+  #run (sql: string, params: SqlValue[]): SqlValue[][] {
+    let statement = this.#statements.get(sql)
+    if (statement === undefined) this.#statements.set(sql, statement = this.#db.prepare(sql).raw())
+    return statement.all(Object.fromEntries(params.map((value, i) => [i + 1, value]))) as SqlValue[][]
   }
 
   async get (id: string): Promise<Versioned<T> | null> {

@@ -1,0 +1,271 @@
+// A list query as bounded SQL for either engine: chooses the access path from a fixed table, never the planner's guess.
+import type { SearchQuery } from '../search/query.js'
+import type { ListSpec } from './tables.js'
+import type { ListQuery, Page } from './types.js'
+
+export type SqlValue = string | number | null
+/** Runs one statement and returns its rows as arrays, columns in SELECT order. */
+export type RunSql = (sql: string, params: SqlValue[]) => Promise<SqlValue[][]>
+
+/** What differs between the engines' SQL for lists. */
+export interface ListDialect {
+  /** The n-th (1-based) parameter. */
+  placeholder (n: number): string
+  /** The record's columns for SELECT, each qualified with `alias`, in the order of the record's fields. */
+  record (alias: string): string
+  /** The search compiled for this engine: an FTS5 MATCH expression or a tsquery. */
+  compile (search: SearchQuery): string
+  /**
+   * A SELECT of the matching rows' `seq` (and `score`, lower is better, when `ranked`), where
+   * `where(seqColumn)` adds conditions on seq; `q` is the compiled search's placeholder.
+   */
+  matches (q: string, ranked: boolean, where: (seqColumn: string) => string[], tail?: (seqColumn: string) => string): string
+  /** True when matches come from an index in seq order (FTS5 rowids): a search is then walked through it. */
+  streamsMatches: boolean
+  /** `column` equals one of `values` (placeholders), ignoring ASCII letter case. */
+  equalsIgnoringCase (column: string, values: string[]): string
+  /** A position's seq as the engine's driver takes it. */
+  seq (value: string): SqlValue
+}
+
+export interface ListLimits {
+  /** Most rows one request may read through an index or a search, beyond its page. */
+  cap: number
+  /** Most matches ranked by relevance: the newest ones; older matches follow, newest first. */
+  rankWindow: number
+}
+
+/**
+ * The same on both engines, so that they accept and refuse the same queries. A walk of 5,000 index
+ * entries takes a few milliseconds (see BENCHMARKS.md); ranking 5,000 matches about as long.
+ */
+export const defaultListLimits: ListLimits = { cap: 5000, rankWindow: 5000 }
+
+/** Every record in creation order: what a list without parameters asks for. */
+export const creationOrder: ListQuery = { equals: [], ranges: [], search: null, sort: { key: 'created_at', descending: false } }
+
+/** A search matching more records than `cap` cannot be sorted by anything but relevance or creation order. */
+export class SearchTooBroadError extends Error {
+  override name = 'SearchTooBroadError'
+  constructor (readonly cap: number) {
+    super(`the search matches more than ${cap} records`)
+  }
+}
+
+type Position = { k: SqlValue[] } | { r: [string, string], p: SqlValue[] }
+
+/** Collects a statement's parameters and hands out their placeholders. */
+class Params {
+  readonly values: SqlValue[] = []
+  constructor (readonly dialect: ListDialect) {}
+  add (value: SqlValue): string {
+    this.values.push(value)
+    return this.dialect.placeholder(this.values.length)
+  }
+}
+
+export class ListStatements {
+  readonly #table: string
+  readonly #spec: ListSpec
+  readonly #dialect: ListDialect
+  readonly #limits: ListLimits
+  readonly #recordWidth: number
+
+  constructor (table: string, spec: ListSpec, dialect: ListDialect, limits: ListLimits, recordWidth: number) {
+    this.#table = table
+    this.#spec = spec
+    this.#dialect = dialect
+    this.#limits = limits
+    this.#recordWidth = recordWidth
+  }
+
+  async page (query: ListQuery, limit: number, after: string | null, run: RunSql): Promise<Page<SqlValue[]>> {
+    const position = after === null ? null : JSON.parse(after) as Position
+    const { search, sort } = query
+    if (search !== null && sort.key === 'relevance') return this.#ranked(query, search, limit, position as Extract<Position, { r: unknown }> | null, run)
+    const keyset = position === null ? null : (position as { k: SqlValue[] }).k
+    if (search !== null) {
+      if (await this.#count(this.#matches(search, false), run) <= this.#limits.cap) return this.#driven(query, limit, keyset, run, p => this.#matchSeqs(search, p))
+      if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)
+      return this.#walk(query, limit, keyset, run, true)
+    }
+    const filters = [...query.equals.map(e => (alias: string, p: Params) => this.#equals(alias, e, p)), ...query.ranges.map(r => (alias: string, p: Params) => this.#range(alias, r, p))]
+    if (filters.length === 0 || this.#seekable(query)) return this.#seek(query, limit, keyset, run)
+    // Probe-then-choose: the filter with the fewest matches (each counted no further than cap) drives;
+    // when every filter matches more than cap rows, the sort order is walked, cap entries at a time.
+    let best: { count: number, filter: typeof filters[number] } | null = null
+    for (const filter of filters) {
+      const count = await this.#count(p => `SELECT 1 FROM ${this.#table} d WHERE ${filter('d', p)}`, run)
+      if (best === null || count < best.count) best = { count, filter }
+    }
+    if (best!.count <= this.#limits.cap) {
+      const driver = best!.filter
+      return this.#driven(query, limit, keyset, run, p => `SELECT d.seq FROM ${this.#table} d WHERE ${driver('d', p)}`)
+    }
+    return this.#walk(query, limit, keyset, run, false)
+  }
+
+  #seekable ({ equals, ranges, sort }: ListQuery): boolean {
+    const [only] = equals
+    return equals.length === 1 && ranges.length === 0 && only!.values.length === 1 && (this.#spec.seekable[only!.field]?.includes(sort.key) ?? false)
+  }
+
+  #keys (sort: ListQuery['sort']): string[] {
+    return [...this.#spec.sorts[sort.key]!, 'seq']
+  }
+
+  #order (alias: string, sort: ListQuery['sort']): string {
+    return this.#keys(sort).map(c => `${alias}.${c}${sort.descending ? ' DESC' : ''}`).join(', ')
+  }
+
+  /** Rows after `keyset` in the sort's direction, as one row-value comparison (an index seek, never an OR). */
+  #after (alias: string, sort: ListQuery['sort'], keyset: SqlValue[] | null, p: Params): string[] {
+    if (keyset === null) return []
+    const keys = this.#keys(sort)
+    const values = keyset.map((v, i) => i === keys.length - 1 ? this.#dialect.seq(String(v)) : v)
+    const op = sort.descending ? '<' : '>'
+    return keys.length === 1
+      ? [`${alias}.seq ${op} ${p.add(values[0]!)}`]
+      : [`(${keys.map(c => `${alias}.${c}`).join(', ')}) ${op} (${values.map(v => p.add(v)).join(', ')})`]
+  }
+
+  #equals (alias: string, { field, values }: ListQuery['equals'][number], p: Params): string {
+    const { column, ignoringCase } = this.#spec.equals[field]!
+    const placeholders = values.map(v => p.add(v))
+    if (ignoringCase === true) return this.#dialect.equalsIgnoringCase(`${alias}.${column}`, placeholders)
+    return placeholders.length === 1 ? `${alias}.${column} = ${placeholders[0]}` : `${alias}.${column} IN (${placeholders.join(', ')})`
+  }
+
+  #range (alias: string, { field, min, max }: ListQuery['ranges'][number], p: Params): string {
+    const { column, lowest, maxIsExclusive } = this.#spec.ranges[field]!
+    const low = min ?? lowest ?? null
+    const conditions = []
+    if (low !== null) conditions.push(`${alias}.${column} >= ${p.add(low)}`)
+    if (max !== null) conditions.push(`${alias}.${column} ${maxIsExclusive === true ? '<' : '<='} ${p.add(max)}`)
+    return conditions.join(' AND ')
+  }
+
+  /** Every filter of the query on `alias`, the search included unless the rows come from it. */
+  #filters (alias: string, query: ListQuery, p: Params, withSearch: boolean): string[] {
+    const conditions = [...query.equals.map(e => this.#equals(alias, e, p)), ...query.ranges.map(r => this.#range(alias, r, p))]
+    if (withSearch && query.search !== null) conditions.push(`${alias}.seq IN (${this.#matchSeqs(query.search, p)})`)
+    return conditions
+  }
+
+  #matches (search: SearchQuery, ranked: boolean, where: (seq: string) => string[] = () => [], tail?: (seq: string) => string): (p: Params) => string {
+    return p => this.#dialect.matches(p.add(this.#dialect.compile(search)), ranked, where, tail)
+  }
+
+  #matchSeqs (search: SearchQuery, p: Params): string {
+    return this.#matches(search, false)(p)
+  }
+
+  /** How many rows `source` yields, counting no further than cap + 1. */
+  async #count (source: (p: Params) => string, run: RunSql): Promise<number> {
+    const p = new Params(this.#dialect)
+    const sql = `SELECT count(*) FROM (${source(p)} LIMIT ${this.#limits.cap + 1}) c`
+    const [[count]] = await run(sql, p.values) as [[number | string]]
+    return Number(count)
+  }
+
+  #select (alias: string, sort: ListQuery['sort']): string {
+    return [this.#dialect.record(alias), ...this.#keys(sort).map(c => `${alias}.${c}`)].join(', ')
+  }
+
+  /** Turns rows (record, then sort keys) into a page; `next` gives the position when the rows end the window. */
+  #pageOf (rows: SqlValue[][], limit: number, next: SqlValue[] | null): Page<SqlValue[]> {
+    const more = rows.length > limit
+    const items = more ? rows.slice(0, limit) : rows
+    const last = more ? items.at(-1)!.slice(this.#recordWidth) : next
+    return { items: items.map(row => row.slice(0, this.#recordWidth)), after: last === null ? null : JSON.stringify({ k: last.map(String) }) }
+  }
+
+  async #seek (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
+    const p = new Params(this.#dialect)
+    const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
+    const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+      ORDER BY ${this.#order('t', query.sort)} LIMIT ${limit + 1}`
+    return this.#pageOf(await run(sql, p.values), limit, null)
+  }
+
+  /** At most cap rows, found through `driver`, filtered, sorted and paged in full. */
+  async #driven (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, driver: (p: Params) => string): Promise<Page<SqlValue[]>> {
+    const p = new Params(this.#dialect)
+    const source = `${driver(p)} LIMIT ${this.#limits.cap + 1}`
+    const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
+    return this.#pageOf(await run(this.#joined(source, query.sort, where, limit), p.values), limit, null)
+  }
+
+  /**
+   * The next cap entries of the sort order (or, for a search the engine streams, of its matches in
+   * creation order), filtered: a page may be short, and then continues after the last entry read.
+   */
+  async #walk (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, searching: boolean): Promise<Page<SqlValue[]>> {
+    const { sort } = query
+    const stream = searching && this.#dialect.streamsMatches
+    const window = (p: Params, columns: string, bound: string): string => {
+      if (stream) {
+        const direction = sort.descending ? ' DESC' : ''
+        return this.#matches(query.search!, false, seq => keyset === null ? [] : [`${seq} ${sort.descending ? '<' : '>'} ${p.add(this.#dialect.seq(String(keyset[0])))}`],
+          seq => `ORDER BY ${seq}${direction} ${bound}`)(p)
+      }
+      const where = [...this.#after('w', sort, keyset, p), ...this.#leadingRanges('w', query, p)]
+      return `SELECT ${columns} FROM ${this.#table} w ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY ${this.#order('w', sort)} ${bound}`
+    }
+    const p = new Params(this.#dialect)
+    const source = window(p, 'w.seq', `LIMIT ${this.#limits.cap}`)
+    const rows = await run(this.#joined(source, sort, this.#filters('t', query, p, !stream), limit), p.values)
+    if (rows.length > limit) return this.#pageOf(rows, limit, null)
+    // The window's last entry: the next page starts after it, or the walk is over when there is none.
+    const q = new Params(this.#dialect)
+    const [last] = await run(window(q, this.#keys(sort).map(c => `w.${c}`).join(', '), `LIMIT 1 OFFSET ${this.#limits.cap - 1}`), q.values)
+    return this.#pageOf(rows, limit, last ?? null)
+  }
+
+  /**
+   * The rows of `source` (a SELECT of seq, at most cap rows), filtered and sorted. CROSS JOIN makes
+   * SQLite read the source first (it might otherwise walk the whole sort index, testing each row).
+   */
+  #joined (source: string, sort: ListQuery['sort'], where: string[], limit: number): string {
+    return `SELECT ${this.#select('t', sort)} FROM (${source}) d CROSS JOIN ${this.#table} t WHERE ${['t.seq = d.seq', ...where].join(' AND ')}
+      ORDER BY ${this.#order('t', sort)} LIMIT ${limit + 1}`
+  }
+
+  /** Ranges on the sort's leading column bound the walk's index range itself. */
+  #leadingRanges (alias: string, query: ListQuery, p: Params): string[] {
+    const leading = this.#spec.sorts[query.sort.key]![0]
+    return query.ranges.filter(r => this.#spec.ranges[r.field]!.column === leading).map(r => this.#range(alias, r, p))
+  }
+
+  /**
+   * Relevance over a window of the newest `rankWindow` matches, fixed on the first page (matches
+   * created later do not enter a running walk); older matches follow, newest first.
+   */
+  async #ranked (query: ListQuery, search: SearchQuery, limit: number, position: { r: [string, string], p: SqlValue[] } | null, run: RunSql): Promise<Page<SqlValue[]>> {
+    let window = position?.r
+    if (window === undefined) {
+      const [[high]] = await run(`SELECT coalesce(max(seq), 0) FROM ${this.#table}`, []) as [[number | string]]
+      const p = new Params(this.#dialect)
+      const [floor] = await run(this.#matches(search, false, seq => [`${seq} <= ${p.add(this.#dialect.seq(String(high)))}`],
+        seq => `ORDER BY ${seq} DESC LIMIT 1 OFFSET ${this.#limits.rankWindow - 1}`)(p), p.values)
+      window = [String(high), String(floor?.[0] ?? 0)]
+    }
+    const [high, floor] = window
+    const at = position?.p ?? null
+    if (at === null || at.length === 2) {
+      const p = new Params(this.#dialect)
+      const matches = this.#matches(search, true, seq => [`${seq} >= ${p.add(this.#dialect.seq(floor))}`, `${seq} <= ${p.add(this.#dialect.seq(high))}`])(p)
+      const where = ['t.seq = m.seq', ...this.#filters('t', query, p, false)]
+      if (at !== null) where.push(`(m.score, -m.seq) > (${p.add(at[0]!)}, ${p.add(-Number(at[1]))})`)
+      const rows = await run(`SELECT ${this.#dialect.record('t')}, m.score, t.seq FROM (${matches}) m CROSS JOIN ${this.#table} t
+        WHERE ${where.join(' AND ')} ORDER BY m.score, m.seq DESC LIMIT ${limit + 1}`, p.values)
+      const more = rows.length > limit
+      const items = more ? rows.slice(0, limit) : rows
+      const next = more ? items.at(-1)!.slice(this.#recordWidth) : floor === '0' ? null : [floor]
+      return { items: items.map(row => row.slice(0, this.#recordWidth)), after: next === null ? null : JSON.stringify({ r: window, p: next.map((v, i) => i === 0 && next.length === 2 ? Number(v) : String(v)) }) }
+    }
+    // Past the window: the older matches, newest first, streamed like a search in creation order.
+    const older = await this.#walk({ ...query, sort: { key: 'created_at', descending: true } }, limit, [String(at[0])], run, true)
+    return { items: older.items, after: older.after === null ? null : JSON.stringify({ r: window, p: (JSON.parse(older.after) as { k: SqlValue[] }).k }) }
+  }
+}
