@@ -72,16 +72,16 @@ export class ValidationError extends ApiError {
 }
 
 const queryProblems = {
-  'invalid-search': 'Invalid search',
-  'invalid-range': 'Invalid range',
-  'cursor-mismatch': 'Cursor mismatch',
-  'unsupported-combination': 'Unsupported combination',
-  'search-too-broad': 'Search too broad'
+  '/problems/invalid-search': 'Invalid search',
+  '/problems/invalid-range': 'Invalid range',
+  '/problems/cursor-mismatch': 'Cursor mismatch',
+  '/problems/unsupported-combination': 'Unsupported combination',
+  '/problems/search-too-broad': 'Search too broad'
 } as const
 
 /** A list query that cannot be answered as asked; `parameter` names what to change. */
 export class QueryError extends ApiError {
-  constructor (problem: keyof typeof queryProblems, parameter: string, detail: string) {
-    super(400, `/problems/${problem}`, `${parameter}: ${detail}`, [{ parameter, detail }], queryProblems[problem])
+  constructor (type: keyof typeof queryProblems, parameter: string, detail: string) {
+    super(400, type, `${parameter}: ${detail}`, [{ parameter, detail }], queryProblems[type])
   }
 }

@@ -41,6 +41,14 @@ export async function clientTypeChecks (): Promise<unknown[]> {
   await client.GET('/books', { params: { query: { limit: '5' } } })
   // @ts-expect-error only the two lists can be paged
   client.all('/books/{book_id}')
+  // @ts-expect-error sort is one of the declared keys
+  client.all('/books', { sort: 'titel' })
+  // @ts-expect-error author is a list of names
+  client.all('/books', { author: 'Frank Herbert' })
+  // @ts-expect-error books have no status
+  client.all('/books', { status: ['active'] })
+  client.all('/books', { q: 'dune', author: ['Frank Herbert'], published_year_min: 1960, sort: '-published_year' })
+  client.all('/api/students', { status: ['active', 'graduated'], sort: 'name' })
 
   for await (const student of client.all('/api/students')) {
     const s: Student = student

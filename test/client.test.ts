@@ -89,6 +89,21 @@ t.test('all() yields every record across pages, in creation order', async t => {
   for await (const book of empty.all('/books')) t.fail(`unexpected ${book.title}`)
 })
 
+t.test('all() iterates a filtered, sorted or searched query to its end', async t => {
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
+  const books = [['Dune', 'Frank Herbert', 1965], ['Emma', 'Jane Austen', 1815], ['Dune Messiah', 'Frank Herbert', 1969], ['Persuasion', 'Jane Austen', 1817], ['Children of Dune', 'Frank Herbert', 1976]] as const
+  for (const [title, author, year] of books) await client.POST('/books', { body: { title, author, published_year: year } })
+  const titles = async (query: Parameters<typeof client.all<'/books'>>[1]) => {
+    const seen: string[] = []
+    for await (const book of client.all('/books', query)) seen.push(book.title)
+    return seen
+  }
+  t.same(await titles({ author: ['frank herbert'], sort: '-published_year', limit: 1 }), ['Children of Dune', 'Dune Messiah', 'Dune'], 'one page a book, every page with the filter and sort')
+  t.same(await titles({ sort: 'title', limit: 2 }), ['Children of Dune', 'Dune', 'Dune Messiah', 'Emma', 'Persuasion'])
+  t.same((await titles({ q: 'dune', limit: 1 })).sort(), ['Children of Dune', 'Dune', 'Dune Messiah'], 'a search, by relevance')
+  t.same(await titles({ author: ['Jane Austen', 'Frank Herbert'], published_year_max: 1900 }), ['Emma', 'Persuasion'])
+})
+
 t.test('all() throws the problem of a refused page', async t => {
   const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
   const pages = client.all('/books', { limit: 101 })

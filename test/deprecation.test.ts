@@ -47,7 +47,7 @@ t.test('a deprecated operation answers with Deprecation, Sunset and a deprecatio
 
   for (const isbn of ['978-0-441-01359-3', '978-0-14-044913-6']) t.equal((await api.request({ method: 'POST', url: '/books', payload: { title: 'T', author: 'A', isbn } })).statusCode, 201)
   const page = await api.request({ url: '/books?limit=1' })
-  t.match(page.headers['link'], /^<\/books\?limit=1&cursor=[^>]+>; rel="next", <\/docs#\/books\/listBooks>; rel="deprecation"; type="text\/html"$/)
+  t.match(page.headers['link'], /^<\/books\?limit=1&sort=created_at&cursor=[^>]+>; rel="next", <\/docs#\/books\/listBooks>; rel="deprecation"; type="text\/html"$/)
   const head = await api.request({ method: 'HEAD', url: '/books?limit=1' })
   t.equal(head.headers['link'], page.headers['link'], 'HEAD announces it once too')
   t.equal(head.headers['deprecation'], empty.headers['deprecation'])

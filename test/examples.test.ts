@@ -35,6 +35,24 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
   'BadRequest/validation': async t => (await build(t)).request({ method: 'POST', url: '/books', payload: { title: 'Dune', rating: 5 } }),
   'BadRequest/parameter': async t => (await build(t)).request({ method: 'GET', url: '/books?limit=500' }),
   'BadRequest/malformedJson': async t => (await build(t)).request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: '{"title": "Dune",}' }),
+  'ListBadRequest/parameter': async t => (await build(t)).request({ method: 'GET', url: '/books?limit=500' }),
+  'ListBadRequest/invalidSearch': async t => (await build(t)).request({ method: 'GET', url: '/books?q=dune%20%22messiah' }),
+  'ListBadRequest/invalidRange': async t => (await build(t)).request({ method: 'GET', url: '/books?published_year_min=1990&published_year_max=1980' }),
+  'ListBadRequest/cursorMismatch': async t => {
+    // A fixed cursor secret makes the cursor, and so the example's instance, the same every run.
+    const repositories = openSqliteRepositories(':memory:')
+    repositories.cursorSecret = async () => Buffer.alloc(32)
+    const api = await build(t, {}, { repositories })
+    for (const title of ['Dune', 'Emma']) await created(api, { title, author: 'A' })
+    const { next_cursor: cursor } = (await api.request({ method: 'GET', url: '/books?limit=1' })).json()
+    return api.request({ method: 'GET', url: `/books?sort=title&cursor=${cursor}` })
+  },
+  'ListBadRequest/unsupportedCombination': async t => (await build(t)).request({ method: 'GET', url: '/books?sort=relevance' }),
+  'ListBadRequest/searchTooBroad': async t => {
+    const repositories = openSqliteRepositories(':memory:')
+    await Promise.all(Array.from({ length: 5001 }, (_, i) => repositories.books.create({ title: `The book ${i}`, author: 'A', isbn: null, published_year: null })))
+    return (await build(t, {}, { repositories })).request({ method: 'GET', url: '/books?q=the&sort=title' })
+  },
   'NotFound/notFound': async t => (await build(t)).request({ method: 'GET', url: `/books/${knownId}` }),
   'Unauthorized/missingKey': async t => (await build(t)).request({ method: 'GET', url: '/api/students', key: null }),
   'Unauthorized/invalidKey': async t => (await build(t)).request({ method: 'GET', url: '/api/students', key: 'not-a-key' }),

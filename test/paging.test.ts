@@ -15,7 +15,7 @@ t.test('GET /books pages through every book in creation order with next_cursor a
     t.equal(res.statusCode, 200)
     const page = res.json()
     seen.push(...page.items.map((b: { title: string }) => b.title))
-    const next = page.next_cursor === null ? null : `/books?limit=3&cursor=${page.next_cursor}`
+    const next = page.next_cursor === null ? null : `/books?limit=3&sort=created_at&cursor=${page.next_cursor}`
     t.equal(res.headers.link, next === null ? undefined : `<${next}>; rel="next"`, 'Link mirrors next_cursor')
     if (res.headers.link !== undefined) links.push(String(res.headers.link))
     url = next

@@ -76,7 +76,7 @@ t.test('the default body limit is 64 KiB', async t => {
 
 t.test('unknown query parameters answer 400 on every operation', async t => {
   const { request } = await build(t)
-  for (const url of ['/books?sort=title', '/api/students?page=2', '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60?expand=1']) {
+  for (const url of ['/books?order=title', '/api/students?page=2', '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60?expand=1']) {
     const res = await request({ method: 'GET', url })
     t.equal(res.statusCode, 400, url)
     t.equal(res.json().errors[0].detail, 'is not a known parameter')

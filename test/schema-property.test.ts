@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { isIsbn } from '../src/isbn.js'
+import { parseSearch } from '../src/search/query.js'
 import { contractProblems } from './contract.js'
 import { adminKey, build } from './helper.js'
 import { type PrismCheck, prismChecker } from './prism.js'
@@ -37,6 +38,9 @@ const spaced = (characters: string[], separator: string): string => separator ==
 
 /** The schema validator a contract tool would use: any JSON Schema validator with the contract's formats. */
 const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true })
+/** Query values arrive as text, and a lone value of an exploded array parameter as that value alone: validated as a server sees them. */
+const wireAjv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true, coerceTypes: 'array' })
+addFormats.default(wireAjv)
 addFormats.default(ajv)
 ajv.addFormat('isbn', { type: 'string', validate: isIsbn })
 
@@ -74,7 +78,7 @@ function operationsOf (document: Json): Operation[] {
     Object.entries<Json>(item).filter(([method]) => method !== 'parameters').map(([method, operation]) => {
       const parameters = [...item['parameters'] ?? [], ...operation['parameters'] ?? []].map((p: Json): Parameter => {
         const parameter = inline(p, document)
-        return { ...parameter, required: parameter.required === true, validate: ajv.compile(parameter.schema) }
+        return { ...parameter, required: parameter.required === true, validate: (parameter.in === 'query' ? wireAjv : ajv).compile(parameter.schema) }
       })
       const schema = operation['requestBody'] && inline(operation['requestBody'], document).content['application/json'].schema
       const readOnly = schema === undefined ? [] : Object.keys(schema.properties).filter(name => schema.properties[name].readOnly === true)
@@ -217,8 +221,10 @@ function plan (operation: Operation, model: Model, seed: number): Case {
       // A cursor is opaque: only one a list issued is meaningful, and the lists are walked elsewhere.
       if (parameter.name === 'cursor' || (!broken && draw(2) === 0)) continue
       const value = broken ? breaking(parameter.schema, seed) : fake(parameter.schema, seed)
-      check(parameter.validate, value)
-      query.push(`${parameter.name}=${encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))}`)
+      // An array parameter is sent exploded (`author=a&author=b`), as openapi.yaml's style says.
+      const values = (parameter.schema['type'] === 'array' && Array.isArray(value) ? value as unknown[] : [value]).map(v => typeof v === 'string' ? v : JSON.stringify(v))
+      if (values.length > 0) check(parameter.validate, parameter.schema['type'] === 'array' ? values : values[0])
+      for (const text of values) query.push(`${parameter.name}=${encodeURIComponent(text)}`)
     } else {
       const name = parameter.name.toLowerCase()
       const choice = draw(3)
@@ -277,7 +283,7 @@ function expectations (operation: Operation, model: Model, url: string, headers:
   const matches = ifMatch === undefined || ifMatch.trim() === '*' || (target !== undefined && ifMatch.includes(target.etag))
   switch (operation.method) {
     case 'GET':
-      if (!operation.onItem) return [200]
+      if (!operation.onItem) return listExpectations(url)
       if (target === undefined) return [404]
       return headers['if-none-match']?.includes(target.etag) === true || headers['if-none-match']?.trim() === '*' ? [304] : [200]
     case 'POST': {
@@ -293,6 +299,32 @@ function expectations (operation: Operation, model: Model, url: string, headers:
       if (target === undefined) return [404]
       return matches ? [204] : [412]
   }
+}
+
+/** A schema-valid list query is still refused when it cannot mean anything (see openapi.yaml's ListBadRequest). */
+function listExpectations (url: string): number[] {
+  const query = new URLSearchParams(url.split('?')[1] ?? '')
+  const q = query.get('q')
+  if (q !== null) {
+    try {
+      parseSearch(q)
+    } catch {
+      return [400]
+    }
+  }
+  if (query.get('sort') === 'relevance' && q === null) return [400]
+  for (const [min, max] of [['published_year_min', 'published_year_max'], ['enrollment_year_min', 'enrollment_year_max']] as const) {
+    if (query.has(min) && query.has(max) && Number(query.get(min)) > Number(query.get(max))) return [400]
+  }
+  const since = query.get('updated_since')
+  const before = query.get('updated_before')
+  if (since !== null && before !== null) {
+    const gap = Date.parse(before) - Date.parse(since)
+    // Below a millisecond, the service's rounding to its timestamps' precision decides.
+    if (Math.abs(gap) < 1) return [200, 400]
+    if (gap < 0) return [400]
+  }
+  return [200]
 }
 
 /** Tells the model what a request the service answered as expected changed. */

@@ -17,6 +17,8 @@ export type Problem = components['schemas']['Problem']
 /** The paged lists, and the record type each one yields. */
 export type ListPath = '/books' | '/api/students'
 export type ItemOf<P extends ListPath> = paths[P]['get']['responses'][200]['content']['application/json']['items'][number]
+/** A list's query parameters (filters, `q`, `sort`, `limit`); the cursor is the iteration's own. */
+export type ListQueryOf<P extends ListPath> = Omit<NonNullable<paths[P]['get']['parameters']['query']>, 'cursor'>
 
 /** A problem answer, thrown where the client cannot hand it back as a value (inside an iteration). */
 export class ProblemError extends Error {
@@ -43,10 +45,10 @@ export interface ClientOptions {
 
 export interface BooksStudentsClient extends Client<paths> {
   /**
-   * Every record of a list, page after page, following `next_cursor` until it is null.
-   * A problem answer on any page is thrown as a ProblemError.
+   * Every record of a list that matches `query` (filters, `q`, `sort`, page size), page after page,
+   * following `next_cursor` until it is null. A problem answer on any page is thrown as a ProblemError.
    */
-  all<P extends ListPath>(path: P, options?: { limit?: number }): AsyncGenerator<ItemOf<P>, void, undefined>
+  all<P extends ListPath>(path: P, query?: ListQueryOf<P>): AsyncGenerator<ItemOf<P>, void, undefined>
 }
 
 export function createClient (options: ClientOptions): BooksStudentsClient {
@@ -59,10 +61,11 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
     }
   })
 
-  async function * all<P extends ListPath> (path: P, { limit }: { limit?: number } = {}): AsyncGenerator<ItemOf<P>, void, undefined> {
+  async function * all<P extends ListPath> (path: P, query?: ListQueryOf<P>): AsyncGenerator<ItemOf<P>, void, undefined> {
     let cursor: string | undefined
     do {
-      const { data, error } = await client.GET(path as ListPath, { params: { query: { limit, cursor } } })
+      // Each page repeats the query: a cursor continues only the query that issued it.
+      const { data, error } = await client.GET(path as '/books', { params: { query: { ...query, cursor } as NonNullable<paths['/books']['get']['parameters']['query']> } })
       if (error !== undefined) throw new ProblemError(error)
       // openapi-fetch types a union path's page as either list's; `path` decides which one it is.
       yield * data.items as ItemOf<P>[]

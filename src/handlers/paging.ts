@@ -60,7 +60,7 @@ function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
     try {
       search = parseSearch(raw.q)
     } catch (error) {
-      if (error instanceof SearchSyntaxError) throw new QueryError('invalid-search', 'q', error.message)
+      if (error instanceof SearchSyntaxError) throw new QueryError('/problems/invalid-search', 'q', error.message)
       throw error
     }
     parameters.push(['q', printSearch(search)])
@@ -83,14 +83,14 @@ function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
     const [min, max] = ends as [string | number | null, string | number | null]
     if (min === null && max === null) return []
     if (min !== null && max !== null && (instants === true ? min >= max : min > max)) {
-      throw new QueryError('invalid-range', minName, instants === true
+      throw new QueryError('/problems/invalid-range', minName, instants === true
         ? `is not before ${maxName} (${String(min)} ≥ ${String(max)})`
         : `is greater than ${maxName} (${String(min)} > ${String(max)})`)
     }
     return [{ field, min, max }]
   })
   const sortName = typeof raw.sort === 'string' ? raw.sort : search === null ? 'created_at' : 'relevance'
-  if (sortName === 'relevance' && search === null) throw new QueryError('unsupported-combination', 'sort', 'relevance needs q')
+  if (sortName === 'relevance' && search === null) throw new QueryError('/problems/unsupported-combination', 'sort', 'relevance needs q')
   parameters.push(['sort', sortName])
   const sort = { key: sortName.replace(/^-/, ''), descending: sortName.startsWith('-') }
   const query: ListQuery = { equals, ranges, search, sort }
@@ -114,7 +114,7 @@ export async function listPage<T> (
     if (position === null) throw new ValidationError('querystring', [{ detail: 'is not a cursor issued by this list', parameter: 'cursor' }])
     const separator = position.indexOf('~')
     if (position.slice(0, separator) !== binding) {
-      throw new QueryError('cursor-mismatch', 'cursor', 'was issued for different filters, q or sort; repeat the request without cursor, or with the parameters that issued it')
+      throw new QueryError('/problems/cursor-mismatch', 'cursor', 'was issued for different filters, q or sort; repeat the request without cursor, or with the parameters that issued it')
     }
     after = position.slice(separator + 1)
   }
@@ -123,7 +123,7 @@ export async function listPage<T> (
     page = await store.list(query, limit, after)
   } catch (error) {
     if (error instanceof SearchTooBroadError) {
-      throw new QueryError('search-too-broad', 'sort', `q matches more than ${error.cap} ${list.plural}; sort by relevance or created_at, or narrow q`)
+      throw new QueryError('/problems/search-too-broad', 'sort', `q matches more than ${error.cap} ${list.plural}; sort by relevance or created_at, or narrow q`)
     }
     throw error
   }
