@@ -183,7 +183,7 @@ export class ListStatements {
   async #seek (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
     const p = new Params(this.#dialect)
     const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
-    const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+    const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${this.#where(where)}
       ORDER BY ${this.#order('t', query.sort)} LIMIT ${limit + 1}`
     return this.#pageOf(await run(sql, p.values), limit, null)
   }
@@ -210,16 +210,25 @@ export class ListStatements {
           seq => `ORDER BY ${seq}${direction} ${bound}`)(p)
       }
       const where = [...this.#after('w', sort, keyset, p), ...this.#leadingRanges('w', query, p)]
-      return `SELECT ${columns} FROM ${this.#table} w ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY ${this.#order('w', sort)} ${bound}`
+      return `SELECT ${columns} FROM ${this.#table} w ${this.#where(where)} ORDER BY ${this.#order('w', sort)} ${bound}`
     }
     const p = new Params(this.#dialect)
-    const source = window(p, 'w.seq', `LIMIT ${this.#limits.cap}`)
-    const rows = await run(this.#joined(source, sort, this.#filters('t', query, p, !stream), limit), p.values)
+    const bound = `LIMIT ${this.#limits.cap}`
+    // A walk filters the window's rows as the index scan reads them; a stream joins the matches to their rows.
+    const sql = stream
+      ? this.#joined(window(p, 'w.seq', bound), sort, this.#filters('t', query, p, false), limit)
+      : `SELECT ${this.#select('t', sort)} FROM (${window(p, 'w.*', bound)}) t ${this.#where(this.#filters('t', query, p, true))}
+        ORDER BY ${this.#order('t', sort)} LIMIT ${limit + 1}`
+    const rows = await run(sql, p.values)
     if (rows.length > limit) return this.#pageOf(rows, limit, null)
     // The window's last entry: the next page starts after it, or the walk is over when there is none.
     const q = new Params(this.#dialect)
     const [last] = await run(window(q, this.#keys(sort).map(c => `w.${c}`).join(', '), `LIMIT 1 OFFSET ${this.#limits.cap - 1}`), q.values)
     return this.#pageOf(rows, limit, last ?? null)
+  }
+
+  #where (conditions: string[]): string {
+    return conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   }
 
   /**
