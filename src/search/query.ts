@@ -46,7 +46,8 @@ function lex (chars: string[]): Array<RawTerm | RawOr> {
     const exclude = chars[i] === '-'
     if (exclude) {
       i++
-      if (i === chars.length || space.test(chars[i]!)) throw new SearchSyntaxError(`- at ${position} is not followed by a word or phrase to exclude`, position)
+      // A dash standing alone (`Star Wars - A New Hope`) is punctuation, not an exclusion of nothing.
+      if (i === chars.length || space.test(chars[i]!)) continue
     }
     if (chars[i] === '"') {
       const close = chars.indexOf('"', i + 1)
