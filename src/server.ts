@@ -35,7 +35,9 @@ const tracing: Tracing | null = config.tracing === null ? null : (await import('
 const { app, ops, firstKey } = await (async () => {
   // Made before the storage, which tells it of every group-commit batch.
   const metrics = config.metrics ? new ServiceMetrics() : null
-  const repositories = await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
+  // Before the app and its logger: a migration that backfills a large table says how far it got.
+  const onMigrationProgress = (message: string): void => console.error(`books-students-api: migrating ${message}`)
+  const repositories = await openConfiguredRepositories(config, { onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   const app = await buildApp(config, { repositories, logStream, metrics, tracerProvider: tracing?.provider })
   const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log) : null

@@ -5,6 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import Database from 'better-sqlite3'
+import { uuidv7 } from 'uuidv7'
+import { progressEvery } from '../src/storage/schema.js'
+import { sqliteMigrations } from '../src/storage/sqlite/migrations.js'
 import { adminKey, dune } from './helper.js'
 import { serverEntry, start, stop } from './process.js'
 
@@ -34,6 +38,29 @@ t.test('the server answers over a real socket, prints where it is, and keeps dat
   const docs = await fetch(`${second.origin}/docs/json`)
   t.equal(docs.status, 200)
   t.equal(await stop(second, 'SIGINT'), 0, 'SIGINT exits 0')
+})
+
+t.test('a database of an older schema is migrated at start, saying how far the backfill got, and its records are found', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'v3.sqlite')
+  // Schema version 3, as the release before search wrote it, with enough books to report progress.
+  const db = new Database(path)
+  db.exec([1, 2, 3].map(version => sqliteMigrations[version as 1 | 2 | 3]).join('\n'))
+  db.pragma('user_version = 3')
+  const insert = db.prepare("INSERT INTO books (book_id, title, author, created_at, updated_at) VALUES (?, ?, 'Anon', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
+  db.transaction(() => {
+    for (let i = 0; i < progressEvery; i++) insert.run(uuidv7(), i === 4321 ? 'Ørsted über Straßen' : `Book ${i}`)
+  })()
+  db.close()
+
+  const running = await start({ DATABASE_PATH: path })
+  t.teardown(() => stop(running, 'SIGTERM'))
+  t.match(running.output(), `migrating books: folded keys for ${progressEvery} of ${progressEvery} rows`)
+  const found = await (await fetch(`${running.origin}/books?q=orsted%20strassen`)).json() as { items: { title: string }[] }
+  t.same(found.items.map(book => book.title), ['Ørsted über Straßen'], 'a record written before the migration is found by search')
+  const first = await (await fetch(`${running.origin}/books?sort=title&limit=1`)).json() as { items: { title: string }[] }
+  t.same(first.items.map(book => book.title), ['Book 0'], 'and sorted by its folded title')
 })
 
 t.test('a bad setting stops the start with one line naming it', async t => {

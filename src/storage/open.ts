@@ -12,19 +12,25 @@ export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' 
  * The repositories at the configured database, for every process that opens it. `create: false` (the
  * CLIs) refuses a database the service never set up, rather than creating or migrating it.
  */
-export interface OpenOptions extends Pick<DatabaseOptions, 'create'> {
+export interface OpenOptions extends Pick<DatabaseOptions, 'create' | 'onMigrationProgress'> {
   /** Told the size of every group-commit batch (for metrics). */
   onBatch?: (size: number) => void
 }
 
-export async function openConfiguredRepositories (config: StorageConfig, { create = true, onBatch }: OpenOptions = {}): Promise<Repositories> {
+export async function openConfiguredRepositories (config: StorageConfig, { create = true, onBatch, onMigrationProgress }: OpenOptions = {}): Promise<Repositories> {
   if (config.postgresUrl !== null) {
     return openPostgresRepositories({
       url: config.postgresUrl,
       connections: config.pgPoolMax,
       connectTimeout: config.pgConnectTimeout,
       statementTimeout: config.pgStatementTimeout
-    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl, ...(onBatch !== undefined && { onBatch }) })
+    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl, ...(onBatch !== undefined && { onBatch }), ...(onMigrationProgress !== undefined && { onMigrationProgress }) })
   }
-  return openSqliteRepositories(config.databasePath, { synchronous: config.databaseSynchronous, cacheSize: config.recordCacheSize, create, ...(onBatch !== undefined && { onBatch }) })
+  return openSqliteRepositories(config.databasePath, {
+    synchronous: config.databaseSynchronous,
+    cacheSize: config.recordCacheSize,
+    create,
+    ...(onBatch !== undefined && { onBatch }),
+    ...(onMigrationProgress !== undefined && { onMigrationProgress })
+  })
 }

@@ -3,7 +3,8 @@ export const schemaHistory = [
   { version: 1, name: 'books, students and the cursor secret' },
   { version: 2, name: 'record revisions and idempotency keys' },
   { version: 3, name: 'API keys' },
-  { version: 4, name: 'folded keys, list indexes and full-text search' }
+  { version: 4, name: 'folded keys, backfilled' },
+  { version: 5, name: 'list indexes and full-text search' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']

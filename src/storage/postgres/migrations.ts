@@ -66,22 +66,23 @@ export const postgresMigrations: MigrationScripts = {
     );
   `,
   // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
-  // in *_key columns it writes with the record and backfilled for existing rows after this script.
-  // COLLATE "C" orders them byte for byte as SQLite does, whatever the database's collation. NULL
-  // years sort lowest through a generated column. The search vector is generated from the keys
-  // (title weighed A, author B), so it changes in the record's own statement. The vector is built from
-  // fold()'s words as they are, without the text-search parser, whose idea of a letter depends on the
-  // server's glibc and locale: both engines then index exactly the same words.
+  // in *_key columns it writes with the record; migrate() backfills them for existing rows after this
+  // script. COLLATE "C" orders them byte for byte as SQLite does, whatever the database's collation.
   4: `
+    ALTER TABLE books ADD COLUMN title_key text COLLATE "C" NOT NULL DEFAULT '',
+      ADD COLUMN author_key text COLLATE "C" NOT NULL DEFAULT '';
+    ALTER TABLE students ADD COLUMN name_key text COLLATE "C" NOT NULL DEFAULT '';
+  `,
+  // Built once over the backfilled keys. NULL years sort lowest through a generated column. The search
+  // vector is generated from the keys (title weighed A, author B), so it changes in the record's own
+  // statement; it is built from fold()'s words as they are, without the text-search parser, whose idea
+  // of a letter depends on the server's glibc and locale: both engines index exactly the same words.
+  5: `
     CREATE FUNCTION search_words(words text, weight "char") RETURNS tsvector
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
       RETURN setweight(coalesce((
         SELECT string_agg('''' || replace(replace(w, '\\', '\\\\'), '''', '\\''') || ''':' || n::text, ' ')::tsvector
         FROM unnest(string_to_array(words, ' ')) WITH ORDINALITY AS u(w, n)), ''::tsvector), weight);
-
-    ALTER TABLE books ADD COLUMN title_key text COLLATE "C" NOT NULL DEFAULT '',
-      ADD COLUMN author_key text COLLATE "C" NOT NULL DEFAULT '';
-    ALTER TABLE students ADD COLUMN name_key text COLLATE "C" NOT NULL DEFAULT '';
     ALTER TABLE books ADD COLUMN published_year_sort integer GENERATED ALWAYS AS (coalesce(published_year, -2147483648)) STORED,
       ADD COLUMN tsv tsvector GENERATED ALWAYS AS (search_words(title_key, 'A') || search_words(author_key, 'B')) STORED;
     ALTER TABLE students ADD COLUMN enrollment_year_sort integer GENERATED ALWAYS AS (coalesce(enrollment_year, -2147483648)) STORED,

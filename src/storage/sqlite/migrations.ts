@@ -67,19 +67,22 @@ export const sqliteMigrations: MigrationScripts = {
       ) STRICT;
     `,
   // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
-  // in *_key columns it writes with the record; the backfill fills them for existing rows (migrate's
-  // fold step). NULL years sort lowest through a generated column (an index on the bare coalesce()
-  // expression is not used for row-value seeks). The FTS5 tables index the keys (external content:
-  // no second copy of the text) and are kept by triggers, in the record's own transaction. fold() has
-  // done all the Unicode work, so the ascii tokenizer only splits at its spaces: no dependence on
-  // SQLite's own Unicode tables (test/search-engines.test.ts holds both engines to one oracle).
+  // in *_key columns it writes with the record; migrate() backfills them for existing rows after this
+  // script. NULL years sort lowest through a generated column (an index on the bare coalesce()
+  // expression is not used for row-value seeks).
   4: `
       ALTER TABLE books ADD COLUMN title_key TEXT NOT NULL DEFAULT '';
       ALTER TABLE books ADD COLUMN author_key TEXT NOT NULL DEFAULT '';
       ALTER TABLE books ADD COLUMN published_year_sort INTEGER GENERATED ALWAYS AS (coalesce(published_year, -2147483648)) VIRTUAL;
       ALTER TABLE students ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
       ALTER TABLE students ADD COLUMN enrollment_year_sort INTEGER GENERATED ALWAYS AS (coalesce(enrollment_year, -2147483648)) VIRTUAL;
-
+    `,
+  // The indexes lists seek, built once over the backfilled keys. The FTS5 tables index the keys
+  // (external content: no second copy of the text), are built from them here and kept by triggers
+  // in the record's own transaction. fold() has done all the Unicode work, so the ascii tokenizer
+  // only splits at its spaces: no dependence on SQLite's own Unicode tables
+  // (test/search-engines.test.ts holds both engines to one oracle).
+  5: `
       CREATE INDEX books_title ON books (title_key, seq);
       CREATE INDEX books_author_title ON books (author_key, title_key, seq);
       CREATE INDEX books_author ON books (author_key, seq);
@@ -114,6 +117,8 @@ export const sqliteMigrations: MigrationScripts = {
         INSERT INTO students_fts (students_fts, rowid, name_key) VALUES ('delete', old.seq, old.name_key);
         INSERT INTO students_fts (rowid, name_key) VALUES (new.seq, new.name_key);
       END;
+      INSERT INTO books_fts (books_fts) VALUES ('rebuild');
+      INSERT INTO students_fts (students_fts) VALUES ('rebuild');
     `
 }
 
@@ -131,8 +136,8 @@ export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrati
 }
 
 /**
- * Fills the folded keys of rows written before version 4, in the migration's transaction, then builds
- * the search index from them. Reports progress for tables large enough to take a while.
+ * Fills the folded keys of rows written before version 4, in the migration's transaction. Reports
+ * progress for tables large enough to take a while.
  */
 function backfillKeys (db: Database, progress: MigrationProgress): void {
   for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
@@ -149,6 +154,5 @@ function backfillKeys (db: Database, progress: MigrationProgress): void {
       done += batch.length
       if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
     }
-    db.exec(`INSERT INTO ${spec.table}_fts (${spec.table}_fts) VALUES ('rebuild')`)
   }
 }
