@@ -248,16 +248,24 @@ export class ListStatements {
   }
 
   /**
-   * Relevance over a window of the newest `rankWindow` matches, fixed on the first page (matches
-   * created later do not enter a running walk); older matches follow, newest first.
+   * Relevance over a window of matches fixed on the first page (records created later do not enter a
+   * running walk); older matches follow, newest first. Where matches stream in creation order
+   * (FTS5), the window is the newest `rankWindow` matches. Elsewhere (a GIN index has no order) all
+   * matches when at most cap, else the matches among the newest cap records: finding the newest
+   * matches of a common term would read them all.
    */
   async #ranked (query: ListQuery, search: SearchQuery, limit: number, position: { r: [string, string], p: SqlValue[] } | null, run: RunSql): Promise<Page<SqlValue[]>> {
     let window = position?.r
     if (window === undefined) {
       const [[high]] = await run(`SELECT coalesce(max(seq), 0) FROM ${this.#table}`, []) as [[number | string]]
       const p = new Params(this.#dialect)
-      const [floor] = await run(this.#matches(search, false, seq => [`${seq} <= ${p.add(this.#dialect.seq(String(high)))}`],
-        seq => `ORDER BY ${seq} DESC LIMIT 1 OFFSET ${this.#limits.rankWindow - 1}`)(p), p.values)
+      const below = (seq: string): string[] => [`${seq} <= ${p.add(this.#dialect.seq(String(high)))}`]
+      let floor: SqlValue[] | undefined
+      if (this.#dialect.streamsMatches) {
+        [floor] = await run(this.#matches(search, false, below, seq => `ORDER BY ${seq} DESC LIMIT 1 OFFSET ${this.#limits.rankWindow - 1}`)(p), p.values)
+      } else if (await this.#count(this.#matches(search, false), run) > this.#limits.cap) {
+        [floor] = await run(`SELECT seq FROM ${this.#table} ${this.#where(below('seq'))} ORDER BY seq DESC LIMIT 1 OFFSET ${this.#limits.cap - 1}`, p.values)
+      }
       window = [String(high), String(floor?.[0] ?? 0)]
     }
     const [high, floor] = window
