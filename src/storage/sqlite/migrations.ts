@@ -129,8 +129,8 @@ export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrati
 }
 
 /**
- * Fills the folded keys of rows written before version 4, in the migration's transaction, then builds
- * the search index from them. Reports progress for tables large enough to take a while.
+ * Fills the folded keys of rows written before version 4, in the migration's transaction, and the search
+ * index with them. Reports progress for tables large enough to take a while.
  */
 function backfillKeys (db: Database, progress: MigrationProgress): void {
   for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
@@ -138,6 +138,10 @@ function backfillKeys (db: Database, progress: MigrationProgress): void {
     const total = db.prepare(`SELECT count(*) FROM ${spec.table}`).pluck().get() as number
     const rows = db.prepare(`SELECT seq, ${Object.keys(spec.writable).join(', ')} FROM ${spec.table} WHERE seq > ? ORDER BY seq LIMIT 1000`)
     const update = db.prepare(`UPDATE ${spec.table} SET ${keys.map(k => `${k} = @${k}`).join(', ')} WHERE seq = @seq`)
+    // The index first holds every row with its empty keys, so that the update trigger's 'delete' of a row's
+    // old keys finds them (FTS5 refuses to delete what it never indexed: SQLITE_CORRUPT_VTAB) and its insert
+    // indexes the folded keys.
+    db.exec(`INSERT INTO ${spec.table}_fts (${spec.table}_fts) VALUES ('rebuild')`)
     let done = 0
     for (let last = 0; ;) {
       const batch = rows.all(last) as ({ seq: number } & Record<string, unknown>)[]
@@ -147,6 +151,5 @@ function backfillKeys (db: Database, progress: MigrationProgress): void {
       done += batch.length
       if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
     }
-    db.exec(`INSERT INTO ${spec.table}_fts (${spec.table}_fts) VALUES ('rebuild')`)
   }
 }
