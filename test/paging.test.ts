@@ -16,7 +16,8 @@ t.test('GET /books pages through every book in creation order with next_cursor a
     const page = res.json()
     seen.push(...page.items.map((b: { title: string }) => b.title))
     const next = page.next_cursor === null ? null : `/books?limit=3&cursor=${page.next_cursor}`
-    t.equal(res.headers.link, next === null ? undefined : `<${next}>; rel="next"`, 'Link mirrors next_cursor')
+    // The Link spells out every canonical parameter, the default sort included (issue 12).
+    t.equal(res.headers.link, next === null ? undefined : `</books?limit=3&sort=created_at&cursor=${page.next_cursor}>; rel="next"`, 'Link mirrors next_cursor')
     if (res.headers.link !== undefined) links.push(String(res.headers.link))
     url = next
   }
