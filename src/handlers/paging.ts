@@ -35,14 +35,25 @@ export const folded = fold
 export const lowerCase = (value: string): string => value.toLowerCase()
 export const asIs = (value: string): string => value
 
-/** An RFC 3339 instant to the service's millisecond form, rounded up: [since, before) keeps its meaning for millisecond timestamps. */
-function instant (parameter: string, text: string): string {
+/**
+ * An RFC 3339 instant in the service's millisecond form, rounded up ([since, before) keeps its meaning for
+ * millisecond timestamps), and exactly: its millisecond and the digits after it, for comparing two instants.
+ */
+function instant (parameter: string, text: string): { normal: string, exact: [number, string] } {
   const time = Date.parse(text)
   if (Number.isNaN(time)) throw new ValidationError('querystring', [{ parameter, detail: 'is not a valid instant' }])
-  const fraction = /\.(\d+)/.exec(text)?.[1] ?? ''
-  const roundedUp = /[1-9]/.test(fraction.slice(3)) ? 1 : 0
-  return new Date(time + roundedUp).toISOString()
+  const beyond = (/\.(\d+)/.exec(text)?.[1] ?? '').slice(3).replace(/0+$/, '')
+  return { normal: new Date(time + (beyond === '' ? 0 : 1)).toISOString(), exact: [time, beyond] }
 }
+
+/** Whether instant `a` is at or after `b`; within one millisecond the digits after it decide (rounded up, 12:00:00.0001 and 12:00:00.0009 would be one). */
+function notBefore ([timeA, beyondA]: [number, string], [timeB, beyondB]: [number, string]): boolean {
+  const width = Math.max(beyondA.length, beyondB.length)
+  return timeA !== timeB ? timeA > timeB : beyondA.padEnd(width, '0') >= beyondB.padEnd(width, '0')
+}
+
+/** One end of a range: its canonical value, and for an instant its exact value. */
+interface End { normal: string | number, exact: [number, string] | null }
 
 interface ParsedQuery {
   query: ListQuery
@@ -73,16 +84,16 @@ function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
     return [{ field, values }]
   })
   const ranges = list.ranges.flatMap(({ field, min: minName, max: maxName, instants }) => {
-    const ends = [minName, maxName].map(name => {
+    const [minEnd, maxEnd] = [minName, maxName].map(name => {
       const value = raw[name]
       if (value === undefined) return null
-      const normal = instants === true ? instant(name, String(value)) : Number(value)
-      parameters.push([name, String(normal)])
-      return normal
-    })
-    const [min, max] = ends as [string | number | null, string | number | null]
-    if (min === null && max === null) return []
-    if (min !== null && max !== null && (instants === true ? min >= max : min > max)) {
+      const end = instants === true ? instant(name, String(value)) : { normal: Number(value), exact: null }
+      parameters.push([name, String(end.normal)])
+      return end
+    }) as [End | null, End | null]
+    const [min, max] = [minEnd?.normal ?? null, maxEnd?.normal ?? null]
+    if (minEnd === null && maxEnd === null) return []
+    if (minEnd !== null && maxEnd !== null && (minEnd.exact !== null && maxEnd.exact !== null ? notBefore(minEnd.exact, maxEnd.exact) : minEnd.normal > maxEnd.normal)) {
       throw new QueryError('/problems/invalid-range', minName, instants === true
         ? `is not before ${maxName} (${String(min)} ≥ ${String(max)})`
         : `is greater than ${maxName} (${String(min)} > ${String(max)})`)

@@ -1,0 +1,132 @@
+// Issue 12's list behaviour on PostgreSQL (test/list-query.ts). These tests are the engine's proof, so an
+// unreachable PostgreSQL fails the file rather than skipping it, on a developer's machine as in CI.
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { uuidv7 } from 'uuidv7'
+import { fold } from '../src/search/fold.js'
+import { PipelinedClients } from '../src/storage/postgres/connection.js'
+import { openPostgresRepositories } from '../src/storage/postgres/index.js'
+import { postgresMigrations } from '../src/storage/postgres/migrations.js'
+import { schemaHistory } from '../src/storage/schema.js'
+import { listQuerySuite, startService } from './list-query.js'
+import { emptyDatabase, postgresReachable, serverUrl, testDatabase } from './postgres.js'
+
+const settings = (url: string) => ({ url, connections: 2, connectTimeout: 2000, statementTimeout: 10_000 })
+
+if (!await postgresReachable()) {
+  t.fail(`PostgreSQL at ${serverUrl} does not answer: start it (README, "Run on PostgreSQL") or set TEST_POSTGRES_URL`)
+} else {
+  listQuerySuite(t, {
+    open: async (t, listLimits) => openPostgresRepositories(settings(await testDatabase(t)), { ...(listLimits !== undefined && { listLimits }) }),
+    openVersion3: async (t, rows, onMigrationProgress) => {
+      const url = await emptyDatabase(t)
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        for (const version of [1, 2, 3] as const) await client.query(postgresMigrations[version])
+        // As migrate() records versions, for the versions this database has.
+        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())')
+        for (const { version, name } of schemaHistory.filter(m => m.version <= 3)) await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, name])
+        const column = (records: Record<string, unknown>[], name: string) => records.map(r => r[name])
+        // WITH ORDINALITY … ORDER BY: rows take their seq in the order given.
+        await client.query(`INSERT INTO books (book_id, title, author, isbn, published_year, created_at, updated_at)
+          SELECT b, t, a, i, y, c, u FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::timestamptz[])
+          WITH ORDINALITY AS r(b, t, a, i, y, c, u, n) ORDER BY n`,
+        ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at'].map(name => column(rows.books, name)))
+        await client.query(`INSERT INTO students (student_id, name, email, enrollment_year, status, created_at, updated_at)
+          SELECT s, na, e, y, st, c, u FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[])
+          WITH ORDINALITY AS r(s, na, e, y, st, c, u, n) ORDER BY n`,
+        ['student_id', 'name', 'email', 'enrollment_year', 'status', 'created_at', 'updated_at'].map(name => column(rows.students, name)))
+      } finally {
+        await client.end()
+      }
+      return openPostgresRepositories(settings(url), { onMigrationProgress })
+    }
+  })
+
+  boundedReads(t)
+}
+
+type Plan = { 'Node Type': string, 'Actual Rows': number, 'Actual Loops': number, 'Rows Removed by Filter'?: number, 'Rows Removed by Index Recheck'?: number, Plans?: Plan[] }
+
+/** Table rows a plan read: what its scans returned and what their filters threw away, over every loop. */
+function rowsRead (plan: Plan): number {
+  const own = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Heap Scan'].includes(plan['Node Type'])
+    ? (plan['Actual Rows'] + (plan['Rows Removed by Filter'] ?? 0) + (plan['Rows Removed by Index Recheck'] ?? 0)) * plan['Actual Loops']
+    : 0
+  return own + (plan.Plans ?? []).reduce((sum, p) => sum + rowsRead(p), 0)
+}
+
+/**
+ * Issue 12 promises bounded work per request however large the table. Each statement a list request
+ * sends is run again under EXPLAIN ANALYZE, as a custom plan and as the generic plan PostgreSQL switches a
+ * named statement to after five executions (the service names its list statements), and must read at
+ * most `bound` rows of a 100,000-book table with { cap: 50, rankWindow: 50 }.
+ */
+function boundedReads (t: Test): void {
+  const limits = { cap: 50, rankWindow: 50 }
+  const bound = 4 * (limits.cap + limits.rankWindow)
+  const reads = async (t: Test, paths: string[]): Promise<string[]> => {
+    const url = await testDatabase(t)
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    t.teardown(() => client.end())
+    // Titles in thirds (dune, orsted, nana, never two of them), authors in quarters, one year in five unknown.
+    const base = Date.parse('2025-01-01T00:00:00Z')
+    const rows = Array.from({ length: 100_000 }, (_, i) => {
+      const title = `${['Dune', 'Ørsted', 'Nana'][i % 3]} ${i % 97}`
+      const author = ['Frank Herbert', 'Anonymous', 'Émile Zola', 'Straße'][i % 4]!
+      const at = new Date(base + i * 1000).toISOString()
+      return [uuidv7(), title, author, i % 5 === 0 ? null : 1900 + (i % 120), at, at, fold(title), fold(author)]
+    })
+    await client.query(`INSERT INTO books (book_id, title, author, published_year, created_at, updated_at, title_key, author_key)
+      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::text[])`,
+    rows[0]!.map((_, column) => rows.map(row => row[column])))
+    // As autovacuum leaves a table at rest: statistics, and the search index's pending list merged.
+    await client.query('VACUUM ANALYZE books')
+    const sent: pg.QueryConfig[] = []
+    const query = PipelinedClients.prototype.query
+    PipelinedClients.prototype.query = function (this: PipelinedClients, config: pg.QueryConfig) {
+      if (config.name?.startsWith('list-') === true) sent.push(config)
+      return query.call(this, config)
+    } as typeof query
+    t.teardown(() => { PipelinedClients.prototype.query = query })
+    const api = await startService(t, await openPostgresRepositories(settings(url), { listLimits: limits }))
+    const found: string[] = []
+    let n = 0
+    for (const path of paths) {
+      sent.length = 0
+      const res = await api.call('GET', path)
+      t.equal(res.statusCode, 200, path)
+      for (const statement of [...sent]) {
+        const name = `probe_${++n}`
+        for (let i = 0; i < 6; i++) await client.query({ name, text: statement.text, values: statement.values })
+        const values = (statement.values ?? []).map(v => v === null ? 'NULL' : client.escapeLiteral(String(v)))
+        const custom = (await client.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, values: statement.values })).rows[0]['QUERY PLAN'][0].Plan as Plan
+        const generic = (await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}${values.length === 0 ? '' : `(${values.join(', ')})`}`)).rows[0]['QUERY PLAN'][0].Plan as Plan
+        const [c, g] = [rowsRead(custom), rowsRead(generic)]
+        if (c > bound || g > bound) found.push(`${path}: ${c} rows (custom plan), ${g} (generic) for ${statement.text.replace(/\s+/g, ' ').slice(0, 160)}… ${JSON.stringify(statement.values)}`)
+      }
+    }
+    return found
+  }
+
+  t.test('PostgreSQL only: every statement of a filtered, sorted or searched (not ranked) list reads a bounded number of rows of a large table', async t => {
+    const found = await reads(t, ['/books?sort=-title&limit=20', '/books?author=Stra%C3%9Fe&sort=-published_year&limit=20', '/books?published_year_min=1950&sort=title&limit=20',
+      '/books?published_year_min=1950&published_year_max=1952&sort=-title&limit=20', '/books?author=Nobody&author=Anonymous&sort=title&limit=20',
+      '/books?updated_since=2025-01-02T03%3A00%3A00Z&sort=updated_at&limit=20', '/books?q=dune&sort=-created_at&limit=20', '/books?q=zzz&sort=title&limit=20',
+      '/books?q=dune%2017&sort=created_at&limit=20'])
+    t.same(found, [], `at most ${bound} rows per statement`)
+  })
+
+  // KNOWN BUG (todo until fixed): the first page of a relevance search finds the floor of its rank window with
+  // `… WHERE tsv @@ q AND seq <= high ORDER BY seq DESC LIMIT 1 OFFSET rankWindow - 1` (list-sql.ts #ranked). For a
+  // search with few or no matches, PostgreSQL walks books_pkey backwards testing every row's tsv (100,000 rows read
+  // for q=zzz or q=dune orsted), and the generic plan of the ranking statement does the same: a relevance search is
+  // linear in the table, not bounded.
+  t.test('PostgreSQL only: every statement of a relevance search reads a bounded number of rows of a large table (todo: a known bug)', async t => {
+    const found = await reads(t, ['/books?q=zzz&limit=20', '/books?q=dune%20orsted&limit=20', '/books?q=dune%2017&limit=20', '/books?q=dune&limit=20'])
+    for (const line of found) t.comment(line)
+    t.same(found, [], `at most ${bound} rows per statement`, { todo: 'list-sql.ts #ranked: the rank window\'s floor, and the generic ranking plan, scan books_pkey (see above)' })
+  })
+}
