@@ -86,7 +86,10 @@ export class ListStatements {
     if (search !== null && sort.key === 'relevance') return this.#ranked(query, search, limit, position as Extract<Position, { r: unknown }> | null, run)
     const keyset = position === null ? null : (position as { k: SqlValue[] }).k
     if (search !== null) {
-      if (await this.#count(this.#matches(search, false), run) <= this.#limits.cap) return this.#driven(query, limit, keyset, run, p => this.#matchSeqs(search, p))
+      const driven = await this.#count(this.#matches(search, false), run) <= this.#limits.cap
+        ? await this.#driven(query, limit, keyset, run, p => this.#matchSeqs(search, p))
+        : null
+      if (driven !== null) return driven
       if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)
       return this.#walk(query, limit, keyset, run, true)
     }
@@ -99,11 +102,11 @@ export class ListStatements {
       const count = await this.#count(p => `SELECT 1 FROM ${this.#table} d WHERE ${filter('d', p)}`, run)
       if (best === null || count < best.count) best = { count, filter }
     }
-    if (best!.count <= this.#limits.cap) {
-      const driver = best!.filter
-      return this.#driven(query, limit, keyset, run, p => `SELECT d.seq FROM ${this.#table} d WHERE ${driver('d', p)}`)
-    }
-    return this.#walk(query, limit, keyset, run, false)
+    const driver = best!.filter
+    const driven = best!.count <= this.#limits.cap
+      ? await this.#driven(query, limit, keyset, run, p => `SELECT d.seq FROM ${this.#table} d WHERE ${driver('d', p)}`)
+      : null
+    return driven ?? await this.#walk(query, limit, keyset, run, false)
   }
 
   #seekable ({ equals, ranges, sort }: ListQuery): boolean {
@@ -189,12 +192,20 @@ export class ListStatements {
     return this.#pageOf(await run(sql, p.values), limit, null)
   }
 
-  /** At most cap rows, found through `driver`, filtered, sorted and paged in full. */
-  async #driven (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, driver: (p: Params) => string): Promise<Page<SqlValue[]>> {
+  /**
+   * At most cap rows, found through `driver`, filtered, sorted and paged in full; null when the driver
+   * matches more than cap rows after all (writes between the count and this statement, on PostgreSQL),
+   * since a page of an arbitrary cap of them could leave records out.
+   */
+  async #driven (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, driver: (p: Params) => string): Promise<Page<SqlValue[]> | null> {
     const p = new Params(this.#dialect)
     const source = `${driver(p)} LIMIT ${this.#limits.cap + 1}`
-    const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
-    return this.#pageOf(await run(this.#joined(source, query.sort, where, limit), p.values), limit, null)
+    const where = ['t.seq = d.seq', ...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
+    const rows = await run(`WITH d AS MATERIALIZED (${source})
+      SELECT ${this.#select('t', query.sort)}, (SELECT count(*) FROM d) FROM d CROSS JOIN ${this.#table} t WHERE ${where.join(' AND ')}
+      ORDER BY ${this.#order('t', query.sort)} LIMIT ${limit + 1}`, p.values)
+    const found = rows.length > 0 ? Number(rows[0]!.at(-1)) : await this.#count(driver, run)
+    return found > this.#limits.cap ? null : this.#pageOf(rows.map(row => row.slice(0, -1)), limit, null)
   }
 
   /**
