@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CursorCodec } from '../cursor.js'
 import { QueryError, ValidationError } from '../errors.js'
 import { fold, FOLD_VERSION } from '../search/fold.js'
-import { parseSearch, printSearch, SearchSyntaxError } from '../search/query.js'
+import { parseSearch, printSearch, type SearchSyntaxError } from '../search/query.js'
 import { SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListQuery, Page, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
@@ -71,8 +71,8 @@ function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
     try {
       search = parseSearch(raw.q)
     } catch (error) {
-      if (error instanceof SearchSyntaxError) throw new QueryError('/problems/invalid-search', 'q', error.message)
-      throw error
+      // A SearchSyntaxError, the only error parseSearch throws on any string (test/search.test.ts's property).
+      throw new QueryError('/problems/invalid-search', 'q', (error as SearchSyntaxError).message)
     }
     parameters.push(['q', printSearch(search)])
   }

@@ -120,7 +120,7 @@ export async function schemaVersion (client: ClientBase): Promise<number> {
  * start together on an empty database take turns: the first migrates, the others then find nothing
  * to do. PostgreSQL's DDL is transactional, so a failed migration leaves the database as it was.
  */
-export async function migrate (client: ClientBase, scripts: MigrationScripts = postgresMigrations, progress: MigrationProgress = () => {}): Promise<void> {
+export async function migrate (client: ClientBase, scripts: MigrationScripts = postgresMigrations, progress?: MigrationProgress): Promise<void> {
   await client.query('BEGIN')
   try {
     await client.query(`SELECT pg_advisory_xact_lock(${migrationLock})`)
@@ -141,7 +141,7 @@ export async function migrate (client: ClientBase, scripts: MigrationScripts = p
 }
 
 /** Fills the folded keys of rows written before version 4, a batch per statement, in the migration's transaction. */
-async function backfillKeys (client: ClientBase, progress: MigrationProgress): Promise<void> {
+async function backfillKeys (client: ClientBase, progress: MigrationProgress | undefined): Promise<void> {
   for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
     const keys = Object.keys(spec.derived)
     const { rows: [{ total }] } = await client.query(`SELECT count(*)::int AS total FROM ${spec.table}`) as unknown as { rows: [{ total: number }] }
@@ -154,7 +154,7 @@ async function backfillKeys (client: ClientBase, progress: MigrationProgress): P
       await client.query(update, [rows.map(r => r.seq), ...keys.map(k => rows.map(r => spec.derived[k]!(r)))])
       last = rows.at(-1)!.seq
       done += rows.length
-      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
+      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress?.(`${spec.table}: folded keys for ${done} of ${total} rows`)
     }
   }
 }

@@ -123,7 +123,7 @@ export const sqliteMigrations: MigrationScripts = {
 }
 
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
-export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations, progress: MigrationProgress = () => {}): void {
+export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations, progress?: MigrationProgress): void {
   const current = db.pragma('user_version', { simple: true }) as number
   if (current > latestVersion) throw new Error(newerSchemaMessage(current))
   for (const { version } of schemaHistory.filter(m => m.version > current)) {
@@ -139,7 +139,7 @@ export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrati
  * Fills the folded keys of rows written before version 4, in the migration's transaction. Reports
  * progress for tables large enough to take a while.
  */
-function backfillKeys (db: Database, progress: MigrationProgress): void {
+function backfillKeys (db: Database, progress: MigrationProgress | undefined): void {
   for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
     const keys = Object.keys(spec.derived)
     const total = db.prepare(`SELECT count(*) FROM ${spec.table}`).pluck().get() as number
@@ -152,7 +152,7 @@ function backfillKeys (db: Database, progress: MigrationProgress): void {
       for (const row of batch) update.run({ seq: row.seq, ...Object.fromEntries(keys.map(k => [k, spec.derived[k]!(row)])) })
       last = batch.at(-1)!.seq
       done += batch.length
-      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress(`${spec.table}: folded keys for ${done} of ${total} rows`)
+      if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress?.(`${spec.table}: folded keys for ${done} of ${total} rows`)
     }
   }
 }
