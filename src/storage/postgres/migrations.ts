@@ -90,7 +90,6 @@ export const postgresMigrations: MigrationScripts = {
 
     CREATE INDEX books_title ON books (title_key, seq);
     CREATE INDEX books_author_title ON books (author_key, title_key, seq);
-    CREATE INDEX books_author ON books (author_key, seq);
     CREATE INDEX books_published_year ON books (published_year_sort, seq);
     CREATE INDEX books_updated ON books (updated_at, seq);
     CREATE INDEX books_search ON books USING gin (tsv);
