@@ -227,6 +227,7 @@ async function createBenchDatabase () {
     const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'bsa\\_bench\\_%'")
     for (const { datname } of rows) {
       const pid = Number(/^bsa_bench_(\d+)$/.exec(datname)?.[1])
+      if (Number.isNaN(pid)) continue
       if (pid === process.pid || !alive(pid)) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
     }
     await client.query(`CREATE DATABASE ${benchDatabase}`)
@@ -652,6 +653,9 @@ async function withServices (dir, size, use) {
         ADMIN_API_KEY: apiKey,
         // The limiter counts every request as in production; the quota is set so that it never refuses.
         RATE_LIMIT: '999999999/60',
+        // A free port for health and metrics: two services of one run (--engine both), or a test beside
+        // the bench, would otherwise both want the default 9464.
+        OPS_PORT: '0',
         ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] }),
         ...serviceEnv
       }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
