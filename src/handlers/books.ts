@@ -8,7 +8,7 @@ import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, bookValues, recordId } from './input.js'
 import { asIs, folded, type ListParameters, listPage } from './paging.js'
 
-const bookList: ListParameters = {
+export const bookList: ListParameters = {
   path: '/books',
   plural: 'books',
   equals: { author: { field: 'author', normalise: folded }, isbn: { field: 'isbn', normalise: asIs } },

@@ -63,8 +63,7 @@ interface ParsedQuery {
   binding: string
 }
 
-function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
-  const raw = request.query
+function parseQuery (raw: Query, list: ListParameters): ParsedQuery {
   const parameters: [string, string][] = []
   let search = null
   if (typeof raw.q === 'string') {
@@ -109,6 +108,15 @@ function parseQuery (request: ListRequest, list: ListParameters): ParsedQuery {
   return { query, parameters, binding }
 }
 
+/**
+ * The cursor this service would issue for `position` (a storage position, e.g. `{"k":["500000"]}`) in the
+ * list answering `rawQuery` (query parameters as given, `limit` and `cursor` aside): for tools that
+ * must start deep in a list without paging there, such as scripts/bench.mjs.
+ */
+export function signCursor (cursors: CursorCodec, list: ListParameters, rawQuery: Query, position: string): string {
+  return cursors.encode(list.path, `${parseQuery(rawQuery, list).binding}~${position}`)
+}
+
 export async function listPage<T> (
   request: ListRequest,
   reply: FastifyReply,
@@ -116,7 +124,7 @@ export async function listPage<T> (
   store: RecordStore<T, never>,
   list: ListParameters
 ): Promise<FastifyReply> {
-  const { query, parameters, binding } = parseQuery(request, list)
+  const { query, parameters, binding } = parseQuery(request.query, list)
   // The contract's default (20) fills an absent limit during validation.
   const { limit = 20, cursor } = request.query
   let after: string | null = null

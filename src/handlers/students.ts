@@ -8,7 +8,7 @@ import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, recordId, studentValues } from './input.js'
 import { asIs, type ListParameters, listPage, lowerCase } from './paging.js'
 
-const studentList: ListParameters = {
+export const studentList: ListParameters = {
   path: '/api/students',
   plural: 'students',
   // Emails are ASCII (format: email), so lower-casing is the whole of ignoring their case.
