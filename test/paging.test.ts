@@ -1,5 +1,9 @@
 // Cursor paging of both lists: creation order, limits, Link headers, forged and foreign cursors.
 import t from 'tap'
+import { CursorCodec } from '../src/cursor.js'
+import { bookList } from '../src/handlers/books.js'
+import { signCursor } from '../src/handlers/paging.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build } from './helper.js'
 
 t.test('GET /books pages through every book in creation order with next_cursor and Link', async t => {
@@ -73,4 +77,15 @@ t.test('GET /books keeps its place when earlier books are deleted', async t => {
   const second = (await request({ method: 'GET', url: `/books?limit=2&cursor=${first.next_cursor}` })).json()
   t.same(second.items.map((b: { book_id: string }) => b.book_id), ids.slice(2))
   t.equal(second.next_cursor, null)
+})
+
+t.test('signCursor makes the cursor the list itself would issue for a position of a query', async t => {
+  const repositories = openSqliteRepositories(':memory:')
+  const { request } = await build(t, {}, { repositories })
+  for (const title of ['Dune', 'Emma', 'Ulysses']) await request({ method: 'POST', url: '/books', payload: { title, author: 'A' } })
+  const codec = new CursorCodec(await repositories.cursorSecret())
+  const afterFirst = signCursor(codec, bookList, { sort: 'title' }, JSON.stringify({ k: ['dune', '1'] }))
+  const page = (await request({ method: 'GET', url: `/books?sort=title&cursor=${afterFirst}` })).json()
+  t.same(page.items.map((b: { title: string }) => b.title), ['Emma', 'Ulysses'], 'the page continues after the signed position')
+  t.equal((await request({ method: 'GET', url: `/books?sort=-title&cursor=${afterFirst}` })).statusCode, 400, 'bound to its query')
 })
