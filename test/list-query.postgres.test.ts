@@ -11,6 +11,9 @@ import { schemaHistory } from '../src/storage/schema.js'
 import { listQuerySuite, startService } from './list-query.js'
 import { emptyDatabase, postgresReachable, serverUrl, testDatabase } from './postgres.js'
 
+// Generated data sets walked page by page on a 2-core CI machine running other files beside this one.
+t.setTimeout(360_000)
+
 const settings = (url: string) => ({ url, connections: 2, connectTimeout: 2000, statementTimeout: 10_000 })
 
 if (!await postgresReachable()) {

@@ -9,6 +9,9 @@ import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tempDatabase } from './helper.js'
 import { bookArb, books, change, checkQuery, emptyStore, type Engine, listQuerySuite, listUrl, searchWords, startService, storeOf, studentArb, students, version3Rows } from './list-query.js'
 
+// Generated data sets walked page by page on a 2-core CI machine running other files beside this one.
+t.setTimeout(360_000)
+
 /** A file at schema version 3 (migrations 1–3 run by hand) holding `rows`; returns its path. */
 function version3File (t: Test, rows: ReturnType<typeof version3Rows>): string {
   const path = tempDatabase(t)

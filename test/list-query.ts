@@ -594,7 +594,7 @@ const walkSpecs: WalkSpec[] = [
 export function listQuerySuite (t: Test, engine: Engine): void {
   const service = async (t: Test, limits?: ListLimits): Promise<Service> => startService(t, await engine.open(t, limits))
 
-  for (const [label, limits, numRuns] of [['default limits', defaultListLimits, 12], ['tiny limits (cap 3, rank window 4)', tinyLimits, 20]] as const) {
+  for (const [label, limits, numRuns] of [['default limits', defaultListLimits, 8], ['tiny limits (cap 3, rank window 4)', tinyLimits, 14]] as const) {
     t.test(`GET /books and GET /api/students answer every filter, sort and search as the in-memory reference does (${label})`, async t => {
       const seen = new Stats()
       await fc.assert(fc.asyncProperty(
@@ -638,7 +638,7 @@ export function listQuerySuite (t: Test, engine: Engine): void {
           } finally {
             await api.close()
           }
-        }), { seed, numRuns: limits === tinyLimits ? 10 : 6, endOnFailure: true })
+        }), { seed, numRuns: limits === tinyLimits ? 6 : 4, endOnFailure: true })
       t.pass(`walks held (${walkSpecs.map(s => s.name).join('; ')}): ${[...seen.seen].map(([what, n]) => `${what} ${n}`).join(', ')}`)
     })
   }
@@ -819,7 +819,7 @@ export function listQuerySuite (t: Test, engine: Engine): void {
       if (!isWalk(result) || 'error' in expected) throw new Error(`${url}: answered 200 where the reference expects ${JSON.stringify(expected)}`)
       const ids = (records: Json[]): string[] => records.map(r => r[kind.idField] as string).sort()
       if (!isDeepStrictEqual(ids(result.items), ids(expected.records))) throw new Error(`${url} found\n${lines(kind, result.items)}\nexpected\n${lines(kind, expected.records)}`)
-    }), { seed, numRuns: 400, endOnFailure: true })
+    }), { seed, numRuns: 200, endOnFailure: true })
     for (const text of hostile) {
       for (const kind of [books, students]) {
         const res = await api.call('GET', `${kind.path}?q=${encodeURIComponent(text)}`)
