@@ -89,3 +89,10 @@ t.test('signCursor makes the cursor the list itself would issue for a position o
   t.same(page.items.map((b: { title: string }) => b.title), ['Emma', 'Ulysses'], 'the page continues after the signed position')
   t.equal((await request({ method: 'GET', url: `/books?sort=-title&cursor=${afterFirst}` })).statusCode, 400, 'bound to its query')
 })
+
+t.test('a leap second passes the date-time format but names no instant the service can compare: a 400 naming the parameter', async t => {
+  const { request } = await build(t)
+  const res = await request({ method: 'GET', url: '/books?updated_since=2016-12-31T23:59:60Z' })
+  t.equal(res.statusCode, 400)
+  t.same(res.json().errors, [{ detail: 'is not a valid instant', parameter: 'updated_since' }])
+})
