@@ -6,12 +6,13 @@ import type { BookRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, bookValues, recordId } from './input.js'
-import { asIs, folded, type ListParameters, listPage } from './paging.js'
+import { fold } from '../search/fold.js'
+import { asIs, type ListParameters, listPage } from './paging.js'
 
 export const bookList: ListParameters = {
   path: '/books',
   plural: 'books',
-  equals: { author: { field: 'author', normalise: folded }, isbn: { field: 'isbn', normalise: asIs } },
+  equals: { author: { field: 'author', normalise: fold }, isbn: { field: 'isbn', normalise: asIs } },
   ranges: [
     { field: 'published_year', min: 'published_year_min', max: 'published_year_max' },
     { field: 'updated_at', min: 'updated_since', max: 'updated_before', instants: true }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CursorCodec } from '../cursor.js'
 import { QueryError, ValidationError } from '../errors.js'
-import { fold, FOLD_VERSION } from '../search/fold.js'
+import { FOLD_VERSION } from '../search/fold.js'
 import { parseSearch, printSearch, type SearchSyntaxError } from '../search/query.js'
 import { SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListQuery, Page, RecordStore } from '../storage/types.js'
@@ -30,8 +30,6 @@ type ListRequest = FastifyRequest<{ Querystring: Query & { limit?: number, curso
 // Bumped with any change to how queries are normalised or bound, so that older cursors are refused as foreign.
 const bindingVersion = 1
 
-/** Folded text: what author names and the like are compared as. */
-export const folded = fold
 export const lowerCase = (value: string): string => value.toLowerCase()
 export const asIs = (value: string): string => value
 

@@ -93,7 +93,7 @@ export class ListStatements {
       if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)
       return this.#walk(query, limit, keyset, run, true)
     }
-    const filters = [...query.equals.map(e => (alias: string, p: Params) => this.#equals(alias, e, p)), ...query.ranges.map(r => (alias: string, p: Params) => this.#range(alias, r, p))]
+    const filters = this.#conditions(query)
     if (filters.length === 0 || this.#seekable(query)) return this.#seek(query, limit, keyset, run)
     // Probe-then-choose: the filter with the fewest matches (each counted no further than cap) drives;
     // when every filter matches more than cap rows, the sort order is walked, cap entries at a time.
@@ -149,9 +149,14 @@ export class ListStatements {
     return conditions.join(' AND ')
   }
 
+  /** Each filter of the query (search aside) as a condition on a table alias. */
+  #conditions (query: ListQuery): ((alias: string, p: Params) => string)[] {
+    return [...query.equals.map(e => (alias: string, p: Params) => this.#equals(alias, e, p)), ...query.ranges.map(r => (alias: string, p: Params) => this.#range(alias, r, p))]
+  }
+
   /** Every filter of the query on `alias`, the search included unless the rows come from it. */
   #filters (alias: string, query: ListQuery, p: Params, withSearch: boolean): string[] {
-    const conditions = [...query.equals.map(e => this.#equals(alias, e, p)), ...query.ranges.map(r => this.#range(alias, r, p))]
+    const conditions = this.#conditions(query).map(condition => condition(alias, p))
     if (withSearch && query.search !== null) conditions.push(`${alias}.seq IN (${this.#matchSeqs(query.search, p)})`)
     return conditions
   }

@@ -80,3 +80,8 @@ export const studentTable: TableSpec<StudentValues> = {
     searched: ['name_key']
   }
 }
+
+/** The derived columns' values for a record's values, as a table stores them beside the record. */
+export function derivedColumns<V> (spec: TableSpec<V>, values: V): Record<string, string> {
+  return Object.fromEntries(Object.entries(spec.derived).map(([column, derive]) => [column, derive(values)]))
+}

@@ -4,7 +4,7 @@ import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, Pre
 import pg from 'pg'
 import { toTsquery } from '../../search/query.js'
 import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
-import type { TableSpec } from '../tables.js'
+import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
 import type { GroupCommit } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
@@ -127,10 +127,6 @@ export class PostgresTable<T, V extends object> {
     return { items: page.items.map(row => Object.fromEntries(row.map((value, i) => [names[i], value])) as T), after: page.after }
   }
 
-  #derive (values: V): Row {
-    return Object.fromEntries(Object.entries(this.#spec.derived).map(([column, derive]) => [column, derive(values)]))
-  }
-
   async get (id: string): Promise<Versioned<T> | null> {
     const { rows } = await this.#reads.query<Row & { revision: number }>({
       name: `${this.#spec.table}-get`, text: this.#sql.get, values: [id]
@@ -145,7 +141,7 @@ export class PostgresTable<T, V extends object> {
     const now = new Date().toISOString()
     const record = { [this.#spec.idColumn]: uuidv7(), ...values, created_at: now, updated_at: now } as Row
     const created: Versioned<T> = { record: record as T, revision: 1 }
-    const derived = this.#derive(values)
+    const derived = derivedColumns(this.#spec, values)
     const row = this.#columns.map(c => record[c] ?? derived[c] ?? null)
     if (remember === undefined) {
       return this.#writes.run({
@@ -182,7 +178,7 @@ export class PostgresTable<T, V extends object> {
 
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
     const updatedAt = new Date().toISOString()
-    const derived = this.#derive(values)
+    const derived = derivedColumns(this.#spec, values)
     const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expected]
     return this.#writes.run({
       statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],

@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../errors.js'
 import { toFts5 } from '../../search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
-import type { TableSpec } from '../tables.js'
+import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
@@ -117,7 +117,7 @@ export class SqliteTable<T, V extends object> {
       // one's answer rather than meeting its record as a duplicate (the savepoint undoes the claim if
       // the record cannot be written).
       if (remember !== undefined) idempotency.store(remember(created), now.getTime())
-      this.#insert.run({ ...record, ...this.#derive(values) })
+      this.#insert.run({ ...record, ...derivedColumns(this.#spec, values) })
       return created
     })
     this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
@@ -126,7 +126,7 @@ export class SqliteTable<T, V extends object> {
       if (row === null) return null
       const keepsUnique = spec.unique.every(c => values[c] === row[c])
       const record = { [idColumn]: id, ...values, created_at: row.created_at, updated_at: new Date().toISOString() }
-      ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run({ ...record, ...this.#derive(values) })
+      ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run({ ...record, ...derivedColumns(this.#spec, values) })
       return { record: record as T, revision: row.revision + 1 }
     })
     this.#remove = db.transaction((id: string, expected: ExpectedRevisions) => {
@@ -142,10 +142,6 @@ export class SqliteTable<T, V extends object> {
   #forget (id: string): void {
     this.#records?.delete(id)
     this.#pages?.clear()
-  }
-
-  #derive (values: V): Row {
-    return Object.fromEntries(Object.entries(this.#spec.derived).map(([column, derive]) => [column, derive(values)]))
   }
 
   async list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
