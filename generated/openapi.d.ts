@@ -115,8 +115,273 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Events after `after` (from the oldest kept when it is absent), oldest first, in the one order
+         *     of this deployment. A key sees the events of what it may read: `book.*` with `books:read`,
+         *     `student.*` with `students:read`. `next_cursor` is never null: pass it as `after` to continue;
+         *     it moves past events the key cannot see or `types` leaves out, so a poll never rescans them.
+         *     An empty page means nothing newer yet: poll again later, or use `/events/stream`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow events live (Server-Sent Events)
+         * @description A `text/event-stream` that first replays the events after `Last-Event-ID` (or `after`; from
+         *     now when both are absent), then sends each new event as it is committed. The first frame is
+         *     `retry: <ms>`; every event frame carries `id:` (its event id), `event:` (its type) and one
+         *     `data:` line (the event as JSON, exactly as `/events` gives it); a comment line `:` is sent
+         *     every heartbeat (15 s by default). A frame with only an `id:` moves the position past events
+         *     this stream leaves out, so that a reconnection does not scan them again. The stream ends after
+         *     `EVENT_STREAM_MAX_AGE_MS` (1 hour), when the server shuts down, when the key is revoked or
+         *     loses its read scope, or when the client stops reading for `EVENT_STREAM_STALL_MS`; reconnect
+         *     with the last id received (browsers' EventSource does it by itself, but cannot send an
+         *     `Authorization` header: use a fetch-based client). A 410 means re-list, then stream from the
+         *     list's `Events-Cursor`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the deployment (there are at most `WEBHOOK_ENDPOINTS_MAX`), oldest first, with its state. Secrets are never shown again.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description From now on, each event of the chosen `types` is POSTed to `url`, signed with the secret in the
+         *     answer (shown this once: store it). A delivery succeeds on any 2xx within 15 s; anything else
+         *     is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and then every 10 h (with jitter), across
+         *     restarts. A 410 answer disables the endpoint at once; one that keeps failing for
+         *     `WEBHOOK_DISABLE_AFTER_HOURS` (120) is disabled too. Deliveries can arrive out of order and
+         *     more than once: use `webhook-id` to drop repeats and `data.revision` to drop stale ones. The
+         *     deliveries keep the rights of the key that registered the endpoint: events it could not read
+         *     are not sent, and the endpoint is disabled when the key is revoked.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description No delivery to it starts after this answer, including its pending retries.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpoint_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new secret (shown this once). Until `previous_secret_expires_at` (24 hours) each delivery carries two signatures, one per secret, so the receiver can switch at any moment in between.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpoint_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a disabled webhook endpoint
+         * @description Deliveries resume with the events that follow; what happened while it was disabled is not sent (read it from `/events`). Enabling an enabled endpoint changes nothing.
+         */
+        post: operations["enableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "book.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * book.created
+         * @description Sent to each enabled endpoint registered for `book.created`; signed per Standard Webhooks. Answer 2xx within 15 s to acknowledge; 410 disables the endpoint; anything else is retried.
+         */
+        post: operations["onBookCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "book.replaced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * book.replaced
+         * @description Sent to each enabled endpoint registered for `book.replaced`; signed per Standard Webhooks. Answer 2xx within 15 s to acknowledge; 410 disables the endpoint; anything else is retried.
+         */
+        post: operations["onBookReplaced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "book.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * book.deleted
+         * @description Sent to each enabled endpoint registered for `book.deleted`; signed per Standard Webhooks. Answer 2xx within 15 s to acknowledge; 410 disables the endpoint; anything else is retried.
+         */
+        post: operations["onBookDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "student.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * student.created
+         * @description Sent to each enabled endpoint registered for `student.created`; signed per Standard Webhooks. Answer 2xx within 15 s to acknowledge; 410 disables the endpoint; anything else is retried.
+         */
+        post: operations["onStudentCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "student.replaced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * student.replaced
+         * @description Sent to each enabled endpoint registered for `student.replaced`; signed per Standard Webhooks. Answer 2xx within 15 s to acknowledge; 410 disables the endpoint; anything else is retried.
+         */
+        post: operations["onStudentReplaced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -328,6 +593,278 @@ export interface components {
          */
         NextCursor: string | null;
         /**
+         * @description An opaque position in the change feed (an event id is one); compare only for equality.
+         * @example 5k2mq0d1-1c
+         */
+        EventCursor: string;
+        /**
+         * @description What happened, as `<resource>.<change>`. More types may be added at any time: ignore the ones you do not know.
+         * @example book.created
+         * @example student.replaced
+         */
+        EventType: string;
+        /**
+         * @description A change of a book, in CloudEvents 1.0 attribute names. `data.object` is the book as the change left it, `null` once deleted; `data.revision` is the number in its `ETag`.
+         * @example {
+         *       "specversion": "1.0",
+         *       "id": "5k2mq0d1-1c",
+         *       "source": "/books-students-api",
+         *       "type": "book.created",
+         *       "subject": "/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *       "time": "2026-11-21T09:30:00.000Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *         "revision": 1,
+         *         "object": {
+         *           "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *           "title": "Dune",
+         *           "author": "Frank Herbert",
+         *           "isbn": "9780441013593",
+         *           "published_year": 1965,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        BookEvent: {
+            /** @constant */
+            specversion: "1.0";
+            id: components["schemas"]["EventCursor"];
+            /** @constant */
+            source: "/books-students-api";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "book.created" | "book.replaced" | "book.deleted";
+            /**
+             * @description The book's path.
+             * @example /books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
+             */
+            subject: string;
+            time: components["schemas"]["Timestamp"];
+            /** @constant */
+            datacontenttype: "application/json";
+            data: {
+                id: components["schemas"]["Id"];
+                revision: number;
+                object: components["schemas"]["Book"] | null;
+            };
+        };
+        /**
+         * @description A change of a student, in CloudEvents 1.0 attribute names. `data.object` is the student as the change left it; `data.revision` is the number in its `ETag`.
+         * @example {
+         *       "specversion": "1.0",
+         *       "id": "5k2mq0d1-1d",
+         *       "source": "/books-students-api",
+         *       "type": "student.replaced",
+         *       "subject": "/api/students/0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *       "time": "2026-11-22T10:00:00.000Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *         "revision": 2,
+         *         "object": {
+         *           "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
+         *           "name": "Ada Lovelace",
+         *           "email": "ada@example.org",
+         *           "enrollment_year": 2025,
+         *           "status": "graduated",
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-22T10:00:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        StudentEvent: {
+            /** @constant */
+            specversion: "1.0";
+            id: components["schemas"]["EventCursor"];
+            /** @constant */
+            source: "/books-students-api";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "student.created" | "student.replaced";
+            /**
+             * @description The student's path.
+             * @example /api/students/0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
+             */
+            subject: string;
+            time: components["schemas"]["Timestamp"];
+            /** @constant */
+            datacontenttype: "application/json";
+            data: {
+                id: components["schemas"]["Id"];
+                revision: number;
+                object: components["schemas"]["Student"];
+            };
+        };
+        /**
+         * @description One change; `type` tells a book's from a student's.
+         * @example {
+         *       "specversion": "1.0",
+         *       "id": "5k2mq0d1-1c",
+         *       "source": "/books-students-api",
+         *       "type": "book.created",
+         *       "subject": "/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *       "time": "2026-11-21T09:30:00.000Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *         "revision": 1,
+         *         "object": {
+         *           "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *           "title": "Dune",
+         *           "author": "Frank Herbert",
+         *           "isbn": "9780441013593",
+         *           "published_year": 1965,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        Event: components["schemas"]["BookEvent"] | components["schemas"]["StudentEvent"];
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "specversion": "1.0",
+         *           "id": "5k2mq0d1-1c",
+         *           "source": "/books-students-api",
+         *           "type": "book.created",
+         *           "subject": "/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *           "time": "2026-11-21T09:30:00.000Z",
+         *           "datacontenttype": "application/json",
+         *           "data": {
+         *             "id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *             "revision": 1,
+         *             "object": {
+         *               "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
+         *               "title": "Dune",
+         *               "author": "Frank Herbert",
+         *               "isbn": "9780441013593",
+         *               "published_year": 1965,
+         *               "created_at": "2026-11-21T09:30:00.000Z",
+         *               "updated_at": "2026-11-21T09:30:00.000Z"
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "next_cursor": "5k2mq0d1-1c"
+         *     }
+         */
+        EventPage: {
+            items: components["schemas"]["Event"][];
+            next_cursor: components["schemas"]["EventCursor"];
+        };
+        /**
+         * @example {
+         *       "url": "https://example.org/hooks/books",
+         *       "types": [
+         *         "book.created",
+         *         "book.replaced",
+         *         "book.deleted"
+         *       ],
+         *       "description": "Search index"
+         *     }
+         */
+        WebhookEndpointInput: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed; `https`, on a public address.
+             * @example https://example.org/hooks/books
+             */
+            url: string;
+            /** @description The event types to deliver; each needs the matching read scope on the registering key. */
+            types: ("book.created" | "book.replaced" | "book.deleted" | "student.created" | "student.replaced")[];
+            /** @description A note for people managing the endpoints. */
+            description?: string | null;
+        };
+        /**
+         * @example {
+         *       "endpoint_id": "0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e",
+         *       "url": "https://example.org/hooks/books",
+         *       "types": [
+         *         "book.created",
+         *         "book.replaced",
+         *         "book.deleted"
+         *       ],
+         *       "description": "Search index",
+         *       "status": "enabled",
+         *       "disabled_reason": null,
+         *       "failing_since": null,
+         *       "created_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        WebhookEndpoint: {
+            endpoint_id: components["schemas"]["Id"];
+            url: string;
+            types: components["schemas"]["EventType"][];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description Why deliveries stopped: `gone` (the endpoint answered 410), `failing` (every delivery failed for `WEBHOOK_DISABLE_AFTER_HOURS`), `key_revoked` (the registering key was revoked); null while enabled. */
+            disabled_reason: ("gone" | "failing" | "key_revoked") | null;
+            /** @description When the deliveries started failing without a success since; null while they succeed. */
+            failing_since: components["schemas"]["Timestamp"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "endpoint_id": "0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e",
+         *           "url": "https://example.org/hooks/books",
+         *           "types": [
+         *             "book.created",
+         *             "book.replaced",
+         *             "book.deleted"
+         *           ],
+         *           "description": "Search index",
+         *           "status": "enabled",
+         *           "disabled_reason": null,
+         *           "failing_since": null,
+         *           "created_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookEndpointList: {
+            items: components["schemas"]["WebhookEndpoint"][];
+        };
+        /**
+         * @example {
+         *       "endpoint": {
+         *         "endpoint_id": "0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e",
+         *         "url": "https://example.org/hooks/books",
+         *         "types": [
+         *           "book.created",
+         *           "book.replaced",
+         *           "book.deleted"
+         *         ],
+         *         "description": "Search index",
+         *         "status": "enabled",
+         *         "disabled_reason": null,
+         *         "failing_since": null,
+         *         "created_at": "2026-11-21T09:30:00.000Z"
+         *       },
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+         *       "previous_secret_expires_at": null
+         *     }
+         */
+        WebhookSecret: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            /** @description The signing secret, shown only now. */
+            secret: string;
+            /** @description Until when deliveries are also signed with the secret this one replaced; null when none is replaced. */
+            previous_secret_expires_at: components["schemas"]["Timestamp"] | null;
+        };
+        /**
          * @description RFC 9457 problem details.
          * @example {
          *       "type": "about:blank",
@@ -402,6 +939,51 @@ export interface components {
         };
         /** @description The request is malformed (`errors` lists each problem), or its query cannot be answered: an invalid search, an empty range, a cursor of another query, parameters that do not combine, a search too broad for its sort. `errors[0].parameter` names the parameter to fix. */
         ListBadRequest: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The event cursor is older than the events kept, or from another database: events may have been missed. Re-list the records, then follow the feed from the list's `Events-Cursor`. */
+        CursorExpired: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The caller used up its request quota, or has as many event streams open as it may; retry after `Retry-After` seconds. */
+        StreamTooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request is malformed (`errors` lists each problem), or its URL cannot be delivered to. */
+        WebhookBadRequest: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The deployment has as many webhook endpoints as it allows. */
+        TooManyWebhookEndpoints: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -655,6 +1237,27 @@ export interface components {
         IfNoneMatch: string;
         /** @description A fresh key per intended create, such as a new UUID (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`), quoted as a structured-field string (`"…"`) or bare; never a fixed value, which is why Swagger UI leaves this empty. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation and to the calling API key. */
         IdempotencyKey: string;
+        /** @description An event id, or a `next_cursor` or `Events-Cursor` value: the events after it are returned. Absent: `/events` starts at the oldest event kept, the stream at the newest. Too old, or from another database: 410. */
+        EventsAfter: components["schemas"]["EventCursor"];
+        /** @description The id of the last event received, as EventSource sends it on reconnection; wins over `after`. */
+        LastEventId: components["schemas"]["EventCursor"];
+        /**
+         * @description Largest number of events on the page.
+         * @example 100
+         */
+        EventLimit: number;
+        /**
+         * @description Only these event types: comma-separated, and the parameter may repeat (`types=book.created,book.replaced`). Absent: every type the key may read. A type the key may not read is a 403. The pattern names the types this version sends (`EventType`); a later version may accept more.
+         * @example [
+         *       "book.created"
+         *     ]
+         */
+        EventTypes: string[];
+        /**
+         * @description The endpoint's id, as returned when it was registered.
+         * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+         */
+        WebhookEndpointId: components["schemas"]["Id"];
     };
     requestBodies: {
         /** @description The book's writable fields; the book as a GET returned it (changed) is accepted too. */
@@ -741,6 +1344,8 @@ export interface components {
         RetryAfter: number;
         /** @description The authentication scheme to use (RFC 6750). */
         WWWAuthenticate: string;
+        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). */
+        EventsCursor: components["schemas"]["EventCursor"];
     };
     pathItems: never;
 }
@@ -804,6 +1409,7 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -1050,6 +1656,7 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -1192,6 +1799,464 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id, or a `next_cursor` or `Events-Cursor` value: the events after it are returned. Absent: `/events` starts at the oldest event kept, the stream at the newest. Too old, or from another database: 410. */
+                after?: components["parameters"]["EventsAfter"];
+                /**
+                 * @description Largest number of events on the page.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["EventLimit"];
+                /**
+                 * @description Only these event types: comma-separated, and the parameter may repeat (`types=book.created,book.replaced`). Absent: every type the key may read. A type the key may not read is a 403. The pattern names the types this version sends (`EventType`); a later version may accept more.
+                 * @example [
+                 *       "book.created"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypes"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["CursorExpired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id, or a `next_cursor` or `Events-Cursor` value: the events after it are returned. Absent: `/events` starts at the oldest event kept, the stream at the newest. Too old, or from another database: 410. */
+                after?: components["parameters"]["EventsAfter"];
+                /**
+                 * @description Only these event types: comma-separated, and the parameter may repeat (`types=book.created,book.replaced`). Absent: every type the key may read. A type the key may not read is a 403. The pattern names the types this version sends (`EventType`); a later version may accept more.
+                 * @example [
+                 *       "book.created"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypes"];
+            };
+            header?: {
+                /** @description The id of the last event received, as EventSource sends it on reconnection; wins over `after`. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry:`, then frames `id: <event id>`, `event: <type>`, `data: <Event JSON>` (the schema in `x-event-schema`), comments as heartbeats. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 3000
+                     *
+                     *     id: 5k2mq0d1-1c
+                     *     event: book.created
+                     *     data: {"specversion":"1.0","id":"5k2mq0d1-1c","source":"/books-students-api","type":"book.created","subject":"/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","time":"2026-11-21T09:30:00.000Z","datacontenttype":"application/json","data":{"id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","revision":1,"object":{"book_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","title":"Dune","author":"Frank Herbert","isbn":"9780441013593","published_year":1965,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}}}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["CursorExpired"];
+            429: components["responses"]["StreamTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointInput"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["TooManyWebhookEndpoints"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its state. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint is gone. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    enableWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as returned when it was registered.
+                 * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, enabled. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    onBookCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's event id, the same on every retry; drop a delivery whose id you processed. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent; refuse one more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint secret (the part after `whsec_`, base64-decoded); two while a rotated secret overlaps. Accept the delivery when any one verifies (the `standardwebhooks` libraries do this). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BookEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is). A 410 instead disables the endpoint; any other answer, or none within 15 s, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBookReplaced: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's event id, the same on every retry; drop a delivery whose id you processed. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent; refuse one more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint secret (the part after `whsec_`, base64-decoded); two while a rotated secret overlaps. Accept the delivery when any one verifies (the `standardwebhooks` libraries do this). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BookEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is). A 410 instead disables the endpoint; any other answer, or none within 15 s, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBookDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's event id, the same on every retry; drop a delivery whose id you processed. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent; refuse one more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint secret (the part after `whsec_`, base64-decoded); two while a rotated secret overlaps. Accept the delivery when any one verifies (the `standardwebhooks` libraries do this). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BookEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is). A 410 instead disables the endpoint; any other answer, or none within 15 s, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onStudentCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's event id, the same on every retry; drop a delivery whose id you processed. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent; refuse one more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint secret (the part after `whsec_`, base64-decoded); two while a rotated secret overlaps. Accept the delivery when any one verifies (the `standardwebhooks` libraries do this). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is). A 410 instead disables the endpoint; any other answer, or none within 15 s, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onStudentReplaced: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's event id, the same on every retry; drop a delivery whose id you processed. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent; refuse one more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint secret (the part after `whsec_`, base64-decoded); two while a rotated secret overlaps. Accept the delivery when any one verifies (the `standardwebhooks` libraries do this). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is). A 410 instead disables the endpoint; any other answer, or none within 15 s, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,16 +1,16 @@
 // `npm run bench`: drives the built service and a bare node:http ceiling through the same scenarios,
 // in one run on one machine, and reports each figure beside the ceiling's (see BENCHMARKS.md).
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes, randomInt } from 'node:crypto'
 import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { commandLine } from './cli.mjs'
+import { cores, cpuSeconds, hasTaskset, pinLoadGenerator, startServer } from './processes.mjs'
 import { bookGenerator, generatorVersion, idSeed, prng, Tally, uuidAt } from './bench-data.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -41,50 +41,25 @@ const usage = `usage: npm run bench -- [options]
   --env KEY=VALUE      an environment variable for the service (repeatable), e.g. --env OTEL_TRACES_EXPORTER=otlp;
                        named in the report, and not with --write (the default's sections would hold another setup)`
 
-// Bad usage: one line naming the option, exit 2 (parseArgs' and the checks' errors were thrown with a stack).
-function badUsage (message) {
-  console.error(`bench: ${message}\nFor the usage: npm run bench -- --help`)
-  process.exit(2)
-}
-
-let opts
-try {
-  ({ values: opts } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      scale: { type: 'boolean', default: false },
-      sizes: { type: 'string', default: '1000,100000,1000000' },
-      books: { type: 'string', default: '10000' },
-      runs: { type: 'string' },
-      duration: { type: 'string' },
-      connections: { type: 'string', default: '32' },
-      write: { type: 'boolean', default: false },
-      'no-build': { type: 'boolean', default: false },
-      log: { type: 'string', default: '/dev/null' },
-      'cache-size': { type: 'string' },
-      profile: { type: 'string' },
-      only: { type: 'string' },
-      'seed-cache': { type: 'string' },
-      engine: { type: 'string', default: 'sqlite' },
-      'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
-      env: { type: 'string', multiple: true, default: [] },
-      help: { type: 'boolean', short: 'h', default: false }
-    }
-  }))
-} catch (error) {
-  // Its first sentence names the option or argument; the rest is a hint about '--' that misleads here.
-  badUsage(error.message.split('. ')[0])
-}
-if (opts.help) {
-  console.log(usage)
-  process.exit(0)
-}
-
-const positive = (name, raw) => {
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) badUsage(`--${name} must be a positive number (got ${raw})`)
-  return value
-}
+const { opts, badUsage, positive } = commandLine('npm run bench', usage, {
+  quick: { type: 'boolean', default: false },
+  scale: { type: 'boolean', default: false },
+  sizes: { type: 'string', default: '1000,100000,1000000' },
+  books: { type: 'string', default: '10000' },
+  runs: { type: 'string' },
+  duration: { type: 'string' },
+  connections: { type: 'string', default: '32' },
+  write: { type: 'boolean', default: false },
+  'no-build': { type: 'boolean', default: false },
+  log: { type: 'string', default: '/dev/null' },
+  'cache-size': { type: 'string' },
+  profile: { type: 'string' },
+  only: { type: 'string' },
+  'seed-cache': { type: 'string' },
+  engine: { type: 'string', default: 'sqlite' },
+  'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+  env: { type: 'string', multiple: true, default: [] }
+})
 const settings = {
   runs: positive('runs', opts.runs ?? (opts.quick || opts.scale ? 1 : 3)),
   duration: positive('duration', opts.duration ?? (opts.quick ? 2 : 8)),
@@ -122,11 +97,6 @@ function bar (label, done, total) {
   process.stderr.write(process.stderr.isTTY ? `\r${line}${done === total ? '\n' : ''}` : `${line}\n`)
 }
 
-const cores = os.availableParallelism()
-const hasTaskset = process.platform === 'linux' && cores >= 2 &&
-  spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0
-const clockTicks = process.platform === 'linux' ? Number(execFileSync('getconf', ['CLK_TCK']).toString()) : NaN
-
 function machine () {
   const model = os.cpus()[0]?.model ?? 'unknown CPU'
   return `${model}, ${cores} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ` +
@@ -135,60 +105,6 @@ function machine () {
 }
 
 // --- processes ------------------------------------------------------------------------------
-
-async function freePort () {
-  const server = createServer()
-  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
-/** Starts `script` on core 0 and waits until it answers HTTP; `check` is a path that must answer 2xx. */
-async function startServer (name, script, env, check, logTo = 'ignore', nodeOptions = []) {
-  const port = await freePort()
-  const node = [process.execPath, ...nodeOptions, script]
-  const [file, ...args] = hasTaskset ? ['taskset', '-c', '0', ...node] : node
-  // taskset execs node, so the pid is the server's own and /proc/<pid>/stat is its CPU time.
-  const child = spawn(file, args, {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', logTo, 'pipe']
-  })
-  let stderr = ''
-  child.stderr.on('data', chunk => { stderr += chunk })
-  const exited = new Promise(resolve => child.once('exit', code => resolve(code)))
-  const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; ; attempt++) {
-    const code = await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 100))])
-    if (code !== undefined) throw new Error(`${name} exited with ${code} before answering:\n${stderr}`)
-    try {
-      const res = await fetch(url + check, { headers: { authorization: `Bearer ${apiKey}` } })
-      if (res.ok) break
-      throw new Error(`${name} answered ${res.status} to GET ${check}`)
-    } catch (error) {
-      if (attempt > 150) throw error
-    }
-  }
-  return {
-    name,
-    url,
-    pid: child.pid,
-    async stop () {
-      child.kill('SIGTERM')
-      await exited
-    }
-  }
-}
-
-/** CPU seconds (user + system) the process has used so far, or NaN where /proc is missing. */
-function cpuSeconds (pid) {
-  if (!Number.isFinite(clockTicks)) return NaN
-  // The command name (field 2) may hold spaces, so fields are counted after its closing parenthesis.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks
-}
 
 function rssMegabytes (pid) {
   if (process.platform !== 'linux') return NaN
@@ -849,18 +765,26 @@ async function withServices (dir, size, use) {
       // Logging stays on at info, as in production; the lines go to a file (by default /dev/null, so a
       // full run does not fill the disk) and the cost of formatting and writing them is still paid.
       const log = openSync(opts.log, 'a')
-      const service = await startServer(engine, join(root, 'dist/server.js'), {
-        ...(engine === 'sqlite' ? { DATABASE_PATH: join(dir, `books-${size}.sqlite`) } : { DATABASE_URL: postgresUrl(benchDatabase) }),
-        LOG_LEVEL: 'info',
-        ADMIN_API_KEY: apiKey,
-        // The limiter counts every request as in production; the quota is set so that it never refuses.
-        RATE_LIMIT: '999999999/60',
-        // A free port for health and metrics: two services of one run (--engine both), or a test beside
-        // the bench, would otherwise both want the default 9464.
-        OPS_PORT: '0',
-        ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] }),
-        ...serviceEnv
-      }, '/books?limit=1', log, opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile])
+      const service = await startServer({
+        name: engine,
+        script: join(root, 'dist/server.js'),
+        apiKey,
+        env: {
+          ...(engine === 'sqlite' ? { DATABASE_PATH: join(dir, `books-${size}.sqlite`) } : { DATABASE_URL: postgresUrl(benchDatabase) }),
+          LOG_LEVEL: 'info',
+          ADMIN_API_KEY: apiKey,
+          // The limiter counts every request as in production; the quota is set so that it never refuses.
+          RATE_LIMIT: '999999999/60',
+          // A free port for health and metrics: two services of one run (--engine both), or a test beside
+          // the bench, would otherwise both want the default 9464.
+          OPS_PORT: '0',
+          ...(opts['cache-size'] !== undefined && { RECORD_CACHE_SIZE: opts['cache-size'] }),
+          ...serviceEnv
+        },
+        check: '/books?limit=1',
+        logTo: log,
+        nodeOptions: opts.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', opts.profile]
+      })
       closeSync(log)
       services[engine] = service
       if (engine === 'postgres') {
@@ -880,7 +804,7 @@ async function withServices (dir, size, use) {
 }
 
 async function main () {
-  if (hasTaskset) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+  pinLoadGenerator()
   if (!opts['no-build']) {
     progress('building the service (npm run build)')
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
@@ -891,7 +815,7 @@ async function main () {
   try {
     const sizes = opts.scale ? settings.sizes : [settings.books]
     const first = await seedEngines(dir, sizes[0])
-    const ceiling = await startServer('ceiling', join(root, 'scripts/bench-ceiling.mjs'), {}, '/books?limit=1')
+    const ceiling = await startServer({ name: 'ceiling', script: join(root, 'scripts/bench-ceiling.mjs'), env: {}, check: '/books?limit=1', apiKey })
     stops.push(ceiling.stop)
     const seeded = await fetch(ceiling.url + '/__seed', { method: 'POST', body: JSON.stringify(first.sample) })
     if (!seeded.ok) throw new Error(`the ceiling refused its seed: ${seeded.status}`)

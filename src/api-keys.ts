@@ -2,7 +2,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ApiKeyRepository } from './storage/types.js'
 
-export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write'] as const
+export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write', 'webhooks:manage'] as const
 export type Scope = typeof allScopes[number]
 
 export const isScope = (value: string): value is Scope => (allScopes as readonly string[]).includes(value)

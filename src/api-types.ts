@@ -1,14 +1,21 @@
 // Types derived from the contract (generated/openapi.d.ts): record shapes and the typed handler map.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { components, operations } from '../generated/openapi.js'
+import type { components, operations, webhooks } from '../generated/openapi.js'
 
-export type OperationId = keyof operations
+/** The operations a client calls; the contract's webhooks are requests this service sends, never routes. */
+type WebhookOperation = webhooks[keyof webhooks]['post']
+export type OperationId = { [Id in keyof operations]: operations[Id] extends WebhookOperation ? never : Id }[keyof operations]
 export type Book = components['schemas']['Book']
 export type BookInput = components['schemas']['BookInput']
 export type Student = components['schemas']['Student']
 export type StudentInput = components['schemas']['StudentInput']
 export type Problem = components['schemas']['Problem']
 export type ProblemError = components['schemas']['ProblemError']
+export type Event = components['schemas']['Event']
+export type BookEvent = components['schemas']['BookEvent']
+export type StudentEvent = components['schemas']['StudentEvent']
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+export type WebhookEndpointInput = components['schemas']['WebhookEndpointInput']
 
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never
 type SuccessStatus = 200 | 201

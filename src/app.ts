@@ -13,6 +13,8 @@ import type { Config } from './config.js'
 import { announceDeprecations } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
+import { keepEvents } from './events/retention.js'
+import { EventStreams } from './events/streams.js'
 import { registerPages } from './pages.js'
 import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
@@ -29,6 +31,8 @@ import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
 import type { Repositories } from './storage/types.js'
 import { validatorCompiler } from './validation.js'
+import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
+import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
 
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
@@ -52,6 +56,11 @@ export interface AppDependencies {
   metrics: ServiceMetrics | null
   /** Where spans go: one per request and one per storage call. Unless given, nothing is traced, at no cost. */
   tracerProvider: TracerProvider
+  /** How webhook hosts resolve, at registration and at connection; the system's resolver unless given. */
+  resolve: Resolve
+  /** The webhook worker's time, timers and jitter; the system's unless given (tests walk the retry schedule). */
+  webhookClock: Clock
+  webhookRandom: () => number
 }
 
 declare module 'fastify' {
@@ -175,8 +184,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     })
   })
   // The glue warns at start about every media type in the spec that has no parser, response types
-  // included; refusing problem+json bodies explicitly keeps the 415 and silences the false alarm.
-  app.addContentTypeParser('application/problem+json', (request, _body, done) => {
+  // included; refusing problem+json and event-stream bodies explicitly keeps the 415 and silences the false alarm.
+  app.addContentTypeParser(['application/problem+json', 'text/event-stream'], (request, _body, done) => {
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
   app.decorateRequest('caller', null as never)
@@ -223,7 +232,42 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     })
   })
   registerPages(app, served, documentHeaders)
-  const handlers = await serviceHandlers(repositories, config.idempotencyTtlSeconds)
+  // Streams, pruning and deliveries work outside any request's trace: they use the storage untraced.
+  const streams = new EventStreams(opened.events, {
+    heartbeat: config.eventStreamHeartbeat,
+    stall: config.eventStreamStall,
+    maxAge: config.eventStreamMaxAge,
+    perKey: config.eventStreamsPerKey,
+    poll: config.eventsPoll
+  })
+  metrics?.observeStreams(streams)
+  // Before the server closes: an open stream would otherwise hold its connection, and the close, forever.
+  app.addHook('preClose', async () => streams.closeAll())
+  const stopPruning = keepEvents(opened.events, config.eventRetentionDays, app.log)
+  app.addHook('onClose', stopPruning)
+  const addressPolicy = new AddressPolicy(config.webhookAllowedAddresses, dependencies.resolve)
+  const webhookClock = dependencies.webhookClock ?? systemClock
+  const handlers = await serviceHandlers(repositories, {
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    streams,
+    eventRetentionDays: config.eventRetentionDays,
+    webhookEndpointsMax: config.webhookEndpointsMax,
+    addressPolicy,
+    clock: () => webhookClock.now()
+  })
+  if (config.webhookPollInterval > 0) {
+    const worker = new WebhookWorker({
+      repositories: opened,
+      policy: addressPolicy,
+      config,
+      clock: webhookClock,
+      random: dependencies.webhookRandom,
+      log: logger
+    })
+    // Started once the app is ready, and stopped before the database closes.
+    app.addHook('onReady', async () => worker.start())
+    app.addHook('preClose', async () => worker.stop())
+  }
   await registerOperations(app, async operations => {
     operations.addHook('onRoute', announceDeprecations)
     await operations.register(openapiGlue, { specification: routedDocument(served), serviceHandlers: handlers, securityHandlers })

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-keys.js'
 import type { Config } from './config.js'
-import { ApiError } from './errors.js'
+import { ApiError, MissingScopeError } from './errors.js'
 import type { RouteConfig } from './openapi-document.js'
 import type { ApiKeyRepository } from './storage/types.js'
 
@@ -98,8 +98,6 @@ export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, re
       throw unauthorized(reply, 'This operation needs an API key, sent as Authorization: Bearer <key>', realm)
     }
     const missing = scopes.filter(scope => !(caller.scopes as readonly string[]).includes(scope))
-    if (missing.length > 0) {
-      throw new ApiError(403, '/problems/missing-scope', `This operation needs the scope ${missing.join(', ')}, which this API key lacks`)
-    }
+    if (missing.length > 0) throw new MissingScopeError(missing)
   }
 }

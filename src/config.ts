@@ -1,5 +1,6 @@
 // The service's configuration: one typed value, read from the environment and validated once at start.
 import type { Synchronous } from './storage/sqlite/database.js'
+import { parseAllowlist } from './webhooks/address-policy.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const logLevels: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -78,6 +79,31 @@ export interface Config {
   shutdownDrain: number
   /** OpenTelemetry tracing, from the standard `OTEL_*` variables; null (the default) traces nothing. */
   tracing: TracingConfig | null
+  /** Days the change feed keeps events (`EVENTS_RETENTION_DAYS`); a cursor older than that is 410. */
+  eventRetentionDays: number
+  /** Milliseconds between an event stream's heartbeat comments, each also re-checking its key (`EVENT_STREAM_HEARTBEAT_MS`). */
+  eventStreamHeartbeat: number
+  /** Milliseconds a stream's client may stop reading before the stream is cut off (`EVENT_STREAM_STALL_MS`). */
+  eventStreamStall: number
+  /** Milliseconds an event stream lasts at most before the server ends it, and the client resumes (`EVENT_STREAM_MAX_AGE_MS`). */
+  eventStreamMaxAge: number
+  /** Event streams one API key may hold open at once (`EVENT_STREAMS_PER_KEY`). */
+  eventStreamsPerKey: number
+  /** Milliseconds between looks for events other processes or nodes committed (`EVENTS_POLL_MS`); this process's own wake streams at once. */
+  eventsPoll: number
+  /**
+   * Addresses webhooks may reach although not public (`WEBHOOK_ALLOWED_ADDRESSES`, comma-separated IPs
+   * or CIDRs); only these may also be reached over plain http or on ports other than 80 and 443.
+   */
+  webhookAllowedAddresses: string[]
+  /** Milliseconds a webhook receiver has to answer (`WEBHOOK_TIMEOUT_MS`). */
+  webhookTimeout: number
+  /** Hours of failing deliveries, without a success, after which an endpoint is disabled (`WEBHOOK_DISABLE_AFTER_HOURS`). */
+  webhookDisableAfterHours: number
+  /** Webhook endpoints the deployment may have (`WEBHOOK_ENDPOINTS_MAX`); registering one more is a 409. */
+  webhookEndpointsMax: number
+  /** Milliseconds between this node's delivery runs (`WEBHOOK_POLL_MS`); 0: this node delivers nothing. */
+  webhookPollInterval: number
 }
 
 /** The samplers of the OpenTelemetry specification that the SDK implements (`OTEL_TRACES_SAMPLER`). */
@@ -145,7 +171,20 @@ export const defaults: Readonly<Config> = {
   // Long enough for a load balancer's health checks (Kubernetes: every 10 s by default, endpoints
   // updated within a few seconds of not-ready) to take the node out before it stops listening.
   shutdownDrain: 5_000,
-  tracing: null
+  tracing: null,
+  eventRetentionDays: 30,
+  eventStreamHeartbeat: 15_000,
+  eventStreamStall: 10_000,
+  eventStreamMaxAge: 60 * 60 * 1000,
+  eventStreamsPerKey: 5,
+  eventsPoll: 250,
+  webhookAllowedAddresses: [],
+  // Standard Webhooks' advice, and what openapi.yaml promises receivers.
+  webhookTimeout: 15_000,
+  // Five days, as Svix does: long enough to ride out a receiver's long weekend.
+  webhookDisableAfterHours: 120,
+  webhookEndpointsMax: 100,
+  webhookPollInterval: 1_000
 }
 
 /** A configuration value that cannot be used; its message is one line naming the variable. */
@@ -283,6 +322,20 @@ function metricsToken (env: Env): string | null {
   return raw
 }
 
+function allowedAddresses (env: Env): string[] {
+  const raw = text(env, 'WEBHOOK_ALLOWED_ADDRESSES', '')
+  if (raw === '') return []
+  return raw.split(',').map(entry => {
+    const trimmed = entry.trim()
+    try {
+      parseAllowlist([trimmed])
+    } catch {
+      throw new ConfigError(`WEBHOOK_ALLOWED_ADDRESSES must list IP addresses or CIDR ranges, comma-separated (got ${JSON.stringify(trimmed)})`)
+    }
+    return trimmed
+  })
+}
+
 const defaultServiceName = 'books-students-api'
 // The OpenTelemetry specification's default for OTLP over HTTP: a collector on this host.
 const defaultOtlpEndpoint = 'http://localhost:4318/v1/traces'
@@ -412,6 +465,17 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     readyTimeout: integer(env, 'READY_TIMEOUT_MS', 10, 60_000, defaults.readyTimeout),
     shutdownDrain: integer(env, 'SHUTDOWN_DRAIN_MS', 0, 600_000, defaults.shutdownDrain),
     tracing: tracing(env),
+    eventRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 1, 3650, defaults.eventRetentionDays),
+    eventStreamHeartbeat: integer(env, 'EVENT_STREAM_HEARTBEAT_MS', 10, 600_000, defaults.eventStreamHeartbeat),
+    eventStreamStall: integer(env, 'EVENT_STREAM_STALL_MS', 10, 600_000, defaults.eventStreamStall),
+    eventStreamMaxAge: integer(env, 'EVENT_STREAM_MAX_AGE_MS', 100, 86_400_000, defaults.eventStreamMaxAge),
+    eventStreamsPerKey: integer(env, 'EVENT_STREAMS_PER_KEY', 1, 10_000, defaults.eventStreamsPerKey),
+    eventsPoll: integer(env, 'EVENTS_POLL_MS', 10, 60_000, defaults.eventsPoll),
+    webhookAllowedAddresses: allowedAddresses(env),
+    webhookTimeout: integer(env, 'WEBHOOK_TIMEOUT_MS', 100, 120_000, defaults.webhookTimeout),
+    webhookDisableAfterHours: integer(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 1, 8760, defaults.webhookDisableAfterHours),
+    webhookEndpointsMax: integer(env, 'WEBHOOK_ENDPOINTS_MAX', 1, 1000, defaults.webhookEndpointsMax),
+    webhookPollInterval: integer(env, 'WEBHOOK_POLL_MS', 0, 600_000, defaults.webhookPollInterval),
     ...overrides
   }
   // Node refuses a server whose headers may take longer than the whole request.

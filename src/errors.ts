@@ -85,3 +85,26 @@ export class QueryError extends ApiError {
     super(400, type, `${parameter}: ${detail}`, [{ parameter, detail }], queryProblems[type])
   }
 }
+
+/** The API key lacks every one of the scopes that would let it through (one, or any of several alternatives). */
+export class MissingScopeError extends ApiError {
+  constructor (readonly scopes: readonly string[]) {
+    super(403, '/problems/missing-scope', scopes.length === 1
+      ? `This operation needs the scope ${scopes[0]}, which this API key lacks`
+      : `This operation needs one of the scopes ${scopes.join(', ')}, which this API key lacks`)
+  }
+}
+
+/** An event cursor whose following events are no longer all kept, or that another database issued. */
+export class CursorGoneError extends ApiError {
+  constructor (retentionDays: number) {
+    super(410, '/problems/cursor-expired', `The event cursor is older than the oldest event kept (events are kept ${retentionDays} days) or comes from another database: list the records again, then follow the feed from the Events-Cursor of the first page`, undefined, 'Gone')
+  }
+}
+
+/** The API key has as many event streams open as it may. */
+export class TooManyStreamsError extends ApiError {
+  constructor (limit: number) {
+    super(429, '/problems/too-many-streams', `This API key already has ${limit} event streams open; close one or retry later`, undefined, 'Too Many Requests')
+  }
+}

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Problem, ProblemError } from './api-types.js'
-import { ApiError, type RequestPart } from './errors.js'
+import { ApiError, MissingScopeError, type RequestPart } from './errors.js'
 import { requestErrorDetail, validationError } from './problem-details.js'
 
 // The maxLength of each string of the Problem and ProblemError schemas in openapi.yaml (a test
@@ -58,8 +58,12 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
 }
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // fastify-openapi-glue wraps what a security handler throws in its SecurityError, under `errors`.
-  const refusal = (error as { errors?: unknown[] }).errors?.[0]
+  // fastify-openapi-glue wraps what a security handler throws in its SecurityError, under `errors`,
+  // one per alternative the operation allows: a key lacking each alternative's scope is told of them all.
+  const refusals = (error as { errors?: unknown[] }).errors ?? []
+  const refusal = refusals.length > 1 && refusals.every(r => r instanceof MissingScopeError)
+    ? new MissingScopeError(refusals.flatMap(r => (r as MissingScopeError).scopes))
+    : refusals[0]
   const known = error instanceof ApiError
     ? error
     : refusal instanceof ApiError

@@ -3,20 +3,32 @@ import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler, preVali
 import { ValidationError } from './errors.js'
 import { sendProblem } from './problems.js'
 
-const servedTypes = ['application/json', 'application/problem+json']
+const jsonTypes = ['application/json', 'application/problem+json']
 
-// The Accept values nearly every client sends need no negotiation (which costs a parse per request).
-const plainlyAcceptable = new Set([undefined, '*/*', 'application/json'])
-
-// A callback hook, not an async one: it runs on every request, and a promise per hook is measurable.
-const notAcceptable: onRequestHookHandler = (request, reply, done) => {
-  // 406 before any work is done when the client accepts neither JSON nor problem+json.
-  if (!plainlyAcceptable.has(request.headers.accept) && request.accepts().type(servedTypes) === false) {
-    sendProblem(reply, { type: 'about:blank', status: 406, detail: `This operation answers only with ${servedTypes.join(' or ')}` })
-    return
-  }
-  done()
+/** The media types a route answers with: its 2xx types as the contract lists them, and problem+json. */
+function servedTypes (response: unknown): string[] {
+  const successes = Object.entries(response as Record<string, { content?: Record<string, unknown> }>)
+    .filter(([status]) => status.startsWith('2'))
+  const types = successes.flatMap(([, { content = {} }]) => Object.keys(content))
+  return [...new Set([...types.length === 0 ? ['application/json'] : types, 'application/problem+json'])]
 }
+
+/** 406 before any work is done when the client accepts none of the route's media types. */
+function acceptable (served: string[]): onRequestHookHandler {
+  // The Accept values nearly every client sends need no negotiation (which costs a parse per request).
+  const plainlyAcceptable = new Set([undefined, '*/*', ...served])
+  const types = served.join(' or ')
+  // A callback hook, not an async one: it runs on every request, and a promise per hook is measurable.
+  return (request, reply, done) => {
+    if (!plainlyAcceptable.has(request.headers.accept) && request.accepts().type(served) === false) {
+      sendProblem(reply, { type: 'about:blank', status: 406, detail: `This operation answers only with ${types}` })
+      return
+    }
+    done()
+  }
+}
+// Shared by the routes that answer JSON, which are all but the event stream.
+const jsonAcceptable = acceptable(jsonTypes)
 
 const bodyRequired: preValidationHookHandler = async request => {
   if (request.body === undefined) throw new ValidationError('body', [{ detail: 'is required', pointer: '#' }])
@@ -45,6 +57,8 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
       // instead, so that an anonymous caller learns nothing from a 400. An operation without security
       // would be open to all: refuse to start rather than serve it.
       if (route.preHandler === undefined) throw new Error(`${route.method} ${route.url} declares no security in openapi.yaml`)
+      const served = servedTypes(route.schema.response)
+      const notAcceptable = served.join() === jsonTypes.join() ? jsonAcceptable : acceptable(served)
       route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat(), ...[route.preHandler].flat()]
       delete route.preHandler
       // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.

@@ -21,8 +21,19 @@ const operations = [
   { method: 'GET', url: '/api/students', scope: 'students:read' },
   { method: 'GET', url: `/api/students/${id}`, scope: 'students:read' },
   { method: 'POST', url: '/api/students', scope: 'students:write', payload: ada },
-  { method: 'PUT', url: `/api/students/${id}`, scope: 'students:write', payload: ada }
-] as const
+  { method: 'PUT', url: `/api/students/${id}`, scope: 'students:write', payload: ada },
+  { method: 'GET', url: '/webhook-endpoints', scope: 'webhooks:manage' },
+  // Registering for book events also needs to read books: the endpoint receives only what its key may read.
+  { method: 'POST', url: '/webhook-endpoints', scope: 'webhooks:manage', payload: { url: 'https://hooks.example.org/', types: ['book.created'] }, alsoNeeds: ['books:read'] },
+  { method: 'GET', url: `/webhook-endpoints/${id}`, scope: 'webhooks:manage' },
+  { method: 'DELETE', url: `/webhook-endpoints/${id}`, scope: 'webhooks:manage' },
+  { method: 'POST', url: `/webhook-endpoints/${id}/secret`, scope: 'webhooks:manage' },
+  { method: 'POST', url: `/webhook-endpoints/${id}/enable`, scope: 'webhooks:manage' },
+  // The feed takes either read scope (a key sees the events of what it may read).
+  { method: 'GET', url: '/events', scope: 'books:read', alternatives: ['students:read'] },
+  // A stream that opens never ends by itself: whether it would open is asked with HEAD.
+  { method: 'GET', url: '/events/stream', scope: 'books:read', alternatives: ['students:read'], runsAs: 'HEAD' }
+] as const satisfies readonly { method: string, url: string, scope: Scope, alternatives?: readonly Scope[], alsoNeeds?: readonly Scope[], runsAs?: string, payload?: unknown }[]
 
 async function withKeys (t: Test, overrides = {}) {
   const repositories = openSqliteRepositories(':memory:')
@@ -35,7 +46,7 @@ t.test('openapi.yaml declares a bearerAuth scope on every operation, and the lis
   const declared = Object.values<Record<string, any>>(spec['paths']).flatMap(item =>
     Object.values<any>(item).filter(op => op.operationId !== undefined).map(op => op.security))
   t.equal(declared.length, operations.length)
-  for (const security of declared) t.match(security, [{ bearerAuth: [/^(books|students):(read|write)$/] }])
+  for (const security of declared) t.match(security, [{ bearerAuth: [/^((books|students):(read|write)|webhooks:manage)$/] }])
 })
 
 t.test('an anonymous request to any student operation or any write is refused with 401 and WWW-Authenticate', async t => {
@@ -97,11 +108,12 @@ t.test('an unknown, malformed or revoked key is refused with 401, even where ano
 t.test('a key without the scope an operation needs gets 403; with it, the operation runs', async t => {
   const { request, key } = await withKeys(t)
   for (const op of operations) {
-    const others = allScopes.filter(s => s !== op.scope)
+    const alternatives: readonly Scope[] = 'alternatives' in op ? op.alternatives : []
+    const others = allScopes.filter(s => s !== op.scope && !alternatives.includes(s))
     const denied = await request({ ...op, key: await key(...others) })
     t.equal(denied.statusCode, 403, `${op.method} ${op.url} without ${op.scope}`)
     t.match(denied.json(), { type: '/problems/missing-scope', status: 403, detail: new RegExp(op.scope) })
-    const allowed = await request({ ...op, key: await key(op.scope) })
+    const allowed = await request({ ...op, ...'runsAs' in op && { method: op.runsAs }, key: await key(op.scope, ...'alsoNeeds' in op ? op.alsoNeeds : []) })
     t.not(allowed.statusCode, 401, `${op.method} ${op.url} with ${op.scope}`)
     t.not(allowed.statusCode, 403, `${op.method} ${op.url} with ${op.scope}`)
   }

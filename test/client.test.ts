@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { createClient, type ClientOptions, ProblemError, type StudentReplacement } from '../client/src/index.js'
-import { loadConfig } from '../src/config.js'
+import { type Config, loadConfig } from '../src/config.js'
 import { ada, adminKey, dune } from './helper.js'
 
-async function listen (t: Test): Promise<string> {
-  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey }))
+async function listen (t: Test, overrides: Partial<Config> = {}): Promise<string> {
+  const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey, opsPort: 'off', ...overrides }))
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -138,4 +138,93 @@ t.test('apiKey and headers options go on every request', async t => {
   const write = await createClient({ baseUrl, fetch: r => { anonymous.push(r.headers); return fetch(r) } }).POST('/books', { body: dune })
   t.equal(anonymous[0]!.get('authorization'), null, 'no Authorization header without an apiKey')
   t.equal(write.error?.status, 401, 'an anonymous write is refused, as a typed problem')
+})
+
+t.test('follow() yields every event live, reconnects from the last id when the stream ends or breaks, and stops on abort', async t => {
+  // Streams end every 300 ms here, so the client reconnects several times while books are written.
+  const baseUrl = await listen(t, { eventStreamMaxAge: 300, eventStreamHeartbeat: 100 })
+  let connections = 0
+  let failNext = true
+  const client = createClient({
+    baseUrl: `${baseUrl}/`,
+    apiKey: adminKey,
+    fetch: async request => {
+      if (!request.url.includes('/events/stream')) return fetch(request)
+      connections++
+      // One connection that fails outright, as when a node goes away: the client waits and tries again.
+      if (connections === 2 && failNext) {
+        failNext = false
+        throw new TypeError('fetch failed')
+      }
+      return fetch(request)
+    }
+  })
+  const first = (await client.POST('/books', { body: { title: 'Before', author: 'A' } })).data!
+  // Taken once the first event is readable (on PostgreSQL, once older transactions on the server have ended).
+  let page = (await client.GET('/events')).data!
+  while (page.items.length === 0) page = (await client.GET('/events')).data!
+  const start = page.items[0]!.id
+  const controller = new AbortController()
+  const seen: string[] = []
+  const following = (async () => {
+    for await (const event of client.follow({ after: start, types: ['book.created', 'book.replaced'], signal: controller.signal })) {
+      seen.push(event.type === 'book.replaced' ? `replaced ${(event.data.object as { title: string }).title}` : (event.data.object as { title: string }).title)
+      if (seen.length === 5) controller.abort()
+    }
+  })()
+  t.ok(first.book_id)
+  for (const title of ['One', 'Two', 'Three']) {
+    await client.POST('/books', { body: { title, author: 'A' } })
+    await new Promise(resolve => setTimeout(resolve, 400))
+  }
+  const three = (await client.GET('/books', { params: { query: { q: 'three' } } })).data!.items[0]!
+  await client.PUT('/books/{book_id}', { params: { path: { book_id: three.book_id } }, body: { title: 'Three', author: 'B' } })
+  await client.POST('/api/students', { body: { name: 'Left out', email: 'out@example.org' } })
+  await client.POST('/books', { body: { title: 'Four', author: 'A' } })
+  await following
+  t.same(seen, ['One', 'Two', 'Three', 'replaced Three', 'Four'], 'every event after the start, once, in order, across reconnections')
+  t.ok(connections >= 3, `reconnected (${connections} connections)`)
+})
+
+t.test('follow() throws the problem of a refused stream (a 410 means re-list)', async t => {
+  const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
+  await t.rejects(async () => {
+    for await (const event of client.follow({ after: '00000000ff-1' })) t.fail(`no event expected: ${event.id}`)
+  }, { name: 'ProblemError', problem: { status: 410, type: '/problems/cursor-expired' } })
+  const aborted = new AbortController()
+  aborted.abort()
+  for await (const event of client.follow({ signal: aborted.signal })) t.fail(`no event expected: ${event.id}`)
+  t.pass('an aborted follow() yields nothing')
+})
+
+t.test('follow() reads frames as the HTML standard parses them: any line ending, bare fields, several data lines, comments', async t => {
+  const controller = new AbortController()
+  const stream = 'retry: soon\r\n: a comment\r\nid: a-1\r\ndata: {"id":"a-1",\r\ndata: "type":"book.created"}\r\n\r\nid\rdata:{"id":"a-2","type":"book.deleted"}\r\r'
+  const sent: string[] = []
+  const client = createClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async request => {
+      sent.push(request.headers.get('last-event-id') ?? 'none')
+      return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream' } })
+    }
+  })
+  const events: unknown[] = []
+  for await (const event of client.follow({ signal: controller.signal })) {
+    events.push(event)
+    if (events.length === 2) controller.abort()
+  }
+  t.same(events, [{ id: 'a-1', type: 'book.created' }, { id: 'a-2', type: 'book.deleted' }], 'CRLF and CR end lines; data lines join with a line feed')
+  t.same(sent, ['none'], 'one connection, from now')
+
+  // An abort that comes while connecting ends the iteration, with nothing yielded and nothing thrown.
+  const aborting = new AbortController()
+  const quiet = createClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async () => {
+      aborting.abort()
+      throw new DOMException('aborted', 'AbortError')
+    }
+  })
+  for await (const event of quiet.follow({ signal: aborting.signal })) t.fail(`no event expected: ${event.id}`)
+  t.pass('an abort while connecting ends follow()')
 })

@@ -236,3 +236,23 @@ t.test('bad OTEL_* values stop the start with one line naming the variable', asy
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
   t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing?.console, true, 'the protocol matters only when exporting over OTLP')
 })
+
+t.test('loadConfig reads the webhook settings and refuses unusable ones', async t => {
+  t.match(defaults, { webhookAllowedAddresses: [], webhookTimeout: 15000, webhookDisableAfterHours: 120, webhookEndpointsMax: 100, webhookPollInterval: 1000 })
+  t.match(loadConfig({
+    WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1, 10.0.0.0/8,::1',
+    WEBHOOK_TIMEOUT_MS: '5000',
+    WEBHOOK_DISABLE_AFTER_HOURS: '24',
+    WEBHOOK_ENDPOINTS_MAX: '10',
+    WEBHOOK_POLL_MS: '0'
+  }), { webhookAllowedAddresses: ['127.0.0.1', '10.0.0.0/8', '::1'], webhookTimeout: 5000, webhookDisableAfterHours: 24, webhookEndpointsMax: 10, webhookPollInterval: 0 })
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1,localhost' }, /^WEBHOOK_ALLOWED_ADDRESSES must list IP addresses or CIDR ranges, comma-separated \(got "localhost"\)$/],
+    [{ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' }, /^WEBHOOK_ALLOWED_ADDRESSES must list/],
+    [{ WEBHOOK_TIMEOUT_MS: '10' }, /^WEBHOOK_TIMEOUT_MS must be an integer from 100 to 120000/],
+    [{ WEBHOOK_DISABLE_AFTER_HOURS: '0' }, /^WEBHOOK_DISABLE_AFTER_HOURS must be an integer from 1 to 8760/],
+    [{ WEBHOOK_ENDPOINTS_MAX: '1001' }, /^WEBHOOK_ENDPOINTS_MAX must be an integer from 1 to 1000/],
+    [{ WEBHOOK_POLL_MS: 'x' }, /^WEBHOOK_POLL_MS must be an integer from 0 to 600000/]
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})

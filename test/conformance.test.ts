@@ -64,10 +64,18 @@ function variantsOf (schemaPointer: string, examples: Json[]): Variant[] {
   return variants.filter(v => !seen.has(JSON.stringify(v.body)) && seen.add(JSON.stringify(v.body)))
 }
 
-/** Each collection with a POST and an item path under it: the resources of the contract. */
+/** The schema a response answers with as JSON. */
+const answerSchema = (response: Json | undefined): unknown => response === undefined ? undefined : resolve(response, '').node['content']?.['application/json']?.['schema']
+
+/**
+ * Each collection whose POST creates, from a body, what its item path reads back: the record resources
+ * of the contract (webhook endpoints answer their creation with a secret, so they are tested on their own).
+ */
 const resources: Resource[] = Object.entries<Json>(spec['paths']).flatMap(([collection, item]) => {
-  if (item['post'] === undefined) return []
+  if (item['post']?.['requestBody'] === undefined) return []
   const itemPath = Object.keys(spec['paths']).find(p => new RegExp(`^${collection}/\\{\\w+\\}$`).test(p))!
+  const created = answerSchema(item['post']['responses']['201'])
+  if (JSON.stringify(created) !== JSON.stringify(answerSchema(spec['paths'][itemPath]['get']['responses']['200']))) return []
   const { schemaPointer, examples } = bodyExamples(item['post'])
   return [{ collection, item: itemPath, id: /\{(\w+)\}$/.exec(itemPath)![1]!, schemaPointer, variants: variantsOf(schemaPointer, examples) }]
 })
@@ -165,6 +173,35 @@ for (const resource of resources) {
     t.not(next.json().items[0][id], first.items[0][id])
   })
 }
+
+t.test('the feed and the webhook endpoints answer valid requests as declared', async t => {
+  // Registered on an address the operator allows, so that nothing needs resolving here; nothing is delivered.
+  const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 })
+  const request: typeof api.request = async options => {
+    const res = await api.request(options)
+    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
+    return res
+  }
+  const input = resolve({ $ref: '#/components/schemas/WebhookEndpointInput' }, '').node['examples'][0]
+  const created = await request({ method: 'POST', url: '/webhook-endpoints', payload: { ...input, url: 'http://127.0.0.1:9/hooks' } })
+  t.equal(created.statusCode, 201)
+  const endpoint = `/webhook-endpoints/${created.json().endpoint.endpoint_id}`
+  t.equal(created.headers['location'], endpoint)
+  t.equal((await request({ method: 'GET', url: '/webhook-endpoints' })).json().items.length, 1)
+  t.same((await request({ method: 'GET', url: endpoint })).json(), created.json().endpoint)
+  t.not((await request({ method: 'POST', url: `${endpoint}/secret` })).json().secret, created.json().secret)
+  t.equal((await request({ method: 'POST', url: `${endpoint}/enable` })).json().status, 'enabled')
+  t.equal((await request({ method: 'DELETE', url: endpoint })).statusCode, 204)
+
+  await request({ method: 'POST', url: '/books', payload: { title: 'Dune', author: 'Frank Herbert' } })
+  // On PostgreSQL the event is readable once older transactions on the server (other tests') have ended.
+  let page = await request({ method: 'GET', url: '/events?limit=1&types=book.created' })
+  while (page.json().items.length === 0) page = await request({ method: 'GET', url: '/events?limit=1&types=book.created' })
+  t.equal(page.json().items[0].type, 'book.created')
+  // HEAD answers what a GET of the stream would, without holding a stream open.
+  const stream = await request({ method: 'HEAD', url: `/events/stream?after=${page.json().next_cursor}` })
+  t.equal(stream.headers['content-type'], 'text/event-stream; charset=utf-8')
+})
 
 t.test('every operation of openapi.yaml was driven with valid requests', async t => {
   const declared = Object.values<Json>(spec['paths']).flatMap(item =>

@@ -50,7 +50,8 @@ async function send (node: Node, op: Operation): Promise<string> {
     const etag = res.headers.etag as string | undefined
     if (etag !== undefined && id !== undefined) node.tags.set(id, etag)
     if (etag !== undefined && res.statusCode === 201) node.tags.set(node.ids[k].at(-1)!, etag)
-    seen.push(`${res.statusCode} ${JSON.stringify({ ...res.headers, date: undefined, 'x-request-id': undefined, ratelimit: undefined })} ${res.body}`)
+    // Feed positions are each engine's own (a sequence number; a transaction id and one).
+    seen.push(`${res.statusCode} ${JSON.stringify({ ...res.headers, date: undefined, 'x-request-id': undefined, ratelimit: undefined, 'events-cursor': undefined })} ${res.body}`)
     if (op.op === 'list' && res.statusCode === 200 && res.json().next_cursor !== null) url = `${paths[k]}?limit=${op.limit}&cursor=${res.json().next_cursor}`
   }
   let out = seen.join('\n')

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap'
 import { createKey } from '../src/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { spec } from './contract.js'
+import { openStream } from './sse.js'
 import { adminKey, build, dune, type TestApi } from './helper.js'
 
 type Json = Record<string, any>
@@ -107,6 +108,31 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
     const example = spec['components']['responses']['InternalError']['content']['application/problem+json']['examples']['serverFault']['value']
     const reference = /reference (\S+) when/.exec(example.detail)![1]!
     return (await build(t, {}, { repositories })).request({ method: 'GET', url: '/books', headers: { 'x-request-id': reference } })
+  },
+  'CursorExpired/expired': async t => (await build(t)).request({ method: 'GET', url: '/events?after=5k2mq0d1-1c' }),
+  'StreamTooManyRequests/tooManyStreams': async t => {
+    const api = await build(t)
+    await api.app.listen({ port: 0, host: '127.0.0.1' })
+    const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/events/stream`
+    const open = await Promise.all(Array.from({ length: 5 }, () => openStream(url, { authorization: `Bearer ${adminKey}` })))
+    t.teardown(() => { for (const stream of open) stream.close() })
+    return api.request({ method: 'GET', url: '/events/stream' })
+  },
+  'StreamTooManyRequests/quotaExceeded': async t => {
+    let now = 0
+    const api = await build(t, { rateLimit: { requests: 1, seconds: 60 } }, { clock: () => now })
+    await api.request({ method: 'GET', url: '/events' })
+    now = 43_000
+    return api.request({ method: 'GET', url: '/events/stream' })
+  },
+  'WebhookBadRequest/refusedUrl': async t => (await build(t)).request({ method: 'POST', url: '/webhook-endpoints', payload: { url: 'https://127.0.0.1/hooks', types: ['book.created'] } }),
+  'WebhookBadRequest/validation': async t => (await build(t)).request({ method: 'POST', url: '/webhook-endpoints', payload: { url: 'https://example.org/hooks/books' } }),
+  'TooManyWebhookEndpoints/limit': async t => {
+    // Registered on the loopback receiver the operator allows, so that no name needs resolving here.
+    const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 })
+    const payload = { url: 'http://127.0.0.1:9/hooks', types: ['book.created'] }
+    for (let i = 0; i < 100; i++) await api.app.inject({ method: 'POST', url: '/webhook-endpoints', headers: { authorization: `Bearer ${adminKey}` }, payload })
+    return api.request({ method: 'POST', url: '/webhook-endpoints', payload })
   },
   'RequestTimeout/timeout': async t => rawAnswer(t, 'GET /books HTTP/1.1\r\nHost: localhost\r\n'),
   'RequestHeaderFieldsTooLarge/tooLarge': async t => rawAnswer(t, `GET /books HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)

@@ -7,6 +7,8 @@ import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
 import { type AppDependencies, buildApp } from '../src/app.js'
 import { type Config, loadConfig } from '../src/config.js'
+import { openConfiguredRepositories } from '../src/storage/open.js'
+import type { Repositories } from '../src/storage/types.js'
 import { contractProblems } from './contract.js'
 import { testDatabase } from './postgres.js'
 
@@ -47,6 +49,19 @@ export async function build (t: Test, overrides: Partial<Config> = {}, dependenc
       return res
     }
   }
+}
+
+/** Where a test's data lives on the test engine: a fresh PostgreSQL database, or SQLite in memory. */
+export async function testStorage (t: Test): Promise<Partial<Config>> {
+  return testEngine === 'postgres' ? { postgresUrl: await testDatabase(t), recordCacheSize: 0 } : { databasePath: ':memory:' }
+}
+
+/** Storage on the test engine (as build() would open it), for a test that also reaches it directly; closed when `t` ends. */
+export async function openTestRepositories (t: Test, storage?: Partial<Config>): Promise<Repositories> {
+  const repositories = await openConfiguredRepositories(loadConfig({}, storage ?? await testStorage(t)))
+  // Closing twice is harmless: an app built on these closes them too.
+  t.teardown(() => repositories.close())
+  return repositories
 }
 
 /** A path for a SQLite file in a folder of its own, removed when `t` ends. */

@@ -80,8 +80,8 @@ t.test('bad usage exits 2 with one line naming the argument or option at fault, 
     [['list', '-x'], 'unknown option -x'],
     [['list', '--name', 'x'], 'list takes no option --name'],
     [['create', 'x', '--name', 'x', '--scopes', 'books:read'], 'create takes only options, not "x"'],
-    [['create', '--name', 'x'], 'create needs --scopes, one or more of books:read, books:write, students:read, students:write'],
-    [['create', '--name', 'x', '--scopes', 'books:read,admin'], 'unknown scope admin in --scopes (the scopes are books:read, books:write, students:read, students:write)'],
+    [['create', '--name', 'x'], 'create needs --scopes, one or more of books:read, books:write, students:read, students:write, webhooks:manage'],
+    [['create', '--name', 'x', '--scopes', 'books:read,admin'], 'unknown scope admin in --scopes (the scopes are books:read, books:write, students:read, students:write, webhooks:manage)'],
     [['create', '--scopes', 'books:read'], 'create needs --name <name>, what the key is for (1 to 100 characters)'],
     [['create', '--scopes', 'books:read', '--name'], 'option --name needs a value'],
     [['create', '--scopes', 'books:read', '--name', '--quiet'], 'option --name needs a value'],
@@ -129,7 +129,7 @@ t.test('the first start creates one admin key unless ADMIN_API_KEY is set or a k
   t.equal(await firstAdminKey('x'.repeat(32), repositories.apiKeys), null, 'ADMIN_API_KEY is the way in')
   const first = await firstAdminKey(null, repositories.apiKeys)
   t.match(first, /^bsk_/)
-  t.match(await repositories.apiKeys.list(), [{ name: 'first admin key', scopes: ['books:read', 'books:write', 'students:read', 'students:write'] }])
+  t.match(await repositories.apiKeys.list(), [{ name: 'first admin key', scopes: ['books:read', 'books:write', 'students:read', 'students:write', 'webhooks:manage'] }])
   t.equal(await firstAdminKey(null, repositories.apiKeys), null, 'only once')
 })
 
@@ -157,7 +157,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
   t.notMatch(second, /bsk_/, 'the second start prints none')
 
   const listed = await keys(databasePath, 'list')
-  t.match(listed.out, /\tactive\tbooks:read,books:write,students:read,students:write\t\S+\tfirst admin key\n/)
+  t.match(listed.out, /\tactive\tbooks:read,books:write,students:read,students:write,webhooks:manage\t\S+\tfirst admin key\n/)
 })
 
 t.test('the keys entry point runs as a process and sets the exit code', async t => {

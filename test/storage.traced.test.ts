@@ -8,6 +8,7 @@ import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tracedRepositories } from '../src/storage/traced.js'
 import { tempDatabase } from './helper.js'
 import { testDatabase, withPostgres } from './postgres.js'
+import { feedContract } from './feed-contract.js'
 import { storageContract } from './storage-contract.js'
 
 const exporter = new InMemorySpanExporter()
@@ -18,13 +19,33 @@ storageContract(t, async t => {
   return async () => tracedRepositories(openSqliteRepositories(path), tracer)
 })
 
+feedContract(t, async t => {
+  const path = tempDatabase(t)
+  return async () => tracedRepositories(openSqliteRepositories(path), tracer)
+})
+
+t.test('the webhook endpoints\' management through the decorator', async t => {
+  const repositories = tracedRepositories(openSqliteRepositories(':memory:'), tracer)
+  t.teardown(() => repositories.close())
+  const { webhooks } = repositories
+  const endpoint = { endpointId: '0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e', url: 'https://example.org/hooks', types: ['book.created'], description: null, keyId: 'admin', secret: 'whsec_AAAA', createdAt: '2026-11-25T00:00:00.000Z', position: await repositories.events.head() }
+  t.match(await webhooks.create(endpoint, 10), { endpointId: endpoint.endpointId, status: 'enabled' })
+  t.equal((await webhooks.list()).length, 1)
+  t.match(await webhooks.rotate(endpoint.endpointId, 'whsec_BBBB', Date.now() + 1000), { secret: 'whsec_BBBB', previousSecret: 'whsec_AAAA' })
+  t.match(await webhooks.enable(endpoint.endpointId, endpoint.position), { status: 'enabled' })
+  t.equal(await webhooks.delete(endpoint.endpointId), true)
+  t.equal(await webhooks.get(endpoint.endpointId), null)
+})
+
 t.test('every call of the contract above made a span named after its store and method, and only those', async t => {
   const names = new Set(exporter.getFinishedSpans().map(span => span.name))
   t.same([...names].sort(), [
     'apiKeys.create', 'apiKeys.find', 'apiKeys.list', 'apiKeys.revoke',
     'books.create', 'books.delete', 'books.get', 'books.list', 'books.replace',
+    'events.check', 'events.head', 'events.oldest', 'events.read',
     'idempotency.find',
-    'students.create', 'students.get', 'students.list', 'students.replace'
+    'students.create', 'students.get', 'students.list', 'students.replace',
+    'webhooks.create', 'webhooks.delete', 'webhooks.enable', 'webhooks.get', 'webhooks.list', 'webhooks.rotate'
   ])
   t.ok(exporter.getFinishedSpans().every(span => span.kind === SpanKind.INTERNAL && span.attributes['db.system.name'] === 'sqlite'))
   t.ok(exporter.getFinishedSpans().some(span => span.status.message === 'Another student already has this email' && span.events[0]?.name === 'exception'), 'a refused write is recorded on its span')

@@ -13,6 +13,11 @@ export type StudentInput = components['schemas']['StudentInput']
 export type StudentReplacement = components['schemas']['StudentReplacement']
 /** Every 4xx/5xx body: RFC 9457 problem details. */
 export type Problem = components['schemas']['Problem']
+/** One change, as `/events` and `/events/stream` give it and webhooks deliver it; `type` tells which. */
+export type Event = components['schemas']['Event']
+export type BookEvent = components['schemas']['BookEvent']
+export type StudentEvent = components['schemas']['StudentEvent']
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
 
 /** The paged lists, and the record type each one yields. */
 export type ListPath = '/books' | '/api/students'
@@ -43,7 +48,24 @@ export interface ClientOptions {
   fetch?: ((input: Request) => Promise<Response>) | undefined
 }
 
+export interface FollowOptions {
+  /** Follow from after this event id (or `next_cursor`, `Events-Cursor`); from now when absent. */
+  after?: string | undefined
+  /** Only these event types (all the key may read when absent). */
+  types?: string[] | undefined
+  /** Stops following: the generator then returns. */
+  signal?: AbortSignal | undefined
+}
+
 export interface BooksStudentsClient extends Client<paths> {
+  /**
+   * Every event from `after` on, live, in the feed's order: reads /events/stream and, whenever the
+   * stream ends or the connection drops, reconnects with the last id it saw, so nothing is missed or
+   * repeated. Store `event.id` once an event is processed and pass it as `after` when starting again.
+   * A problem answer is thrown as a ProblemError: a 410 (`/problems/cursor-expired`) means re-list, then
+   * follow from the list's `Events-Cursor`.
+   */
+  follow (options?: FollowOptions): AsyncGenerator<Event, void, undefined>
   /**
    * Every record of a list that matches `query` (filters, `q`, `sort`, page size), page after page,
    * following `next_cursor` until it is null. A problem answer on any page is thrown as a ProblemError.
@@ -73,5 +95,88 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
     } while (cursor !== undefined)
   }
 
-  return Object.assign(client, { all })
+  const fetchStream = options.fetch ?? (async (request: Request) => fetch(request))
+
+  async function * follow ({ after, types, signal }: FollowOptions = {}): AsyncGenerator<Event, void, undefined> {
+    let position = after
+    // The server's advice (its `retry:` field) for how long to wait before reconnecting.
+    let retry = 3000
+    // A function, not the property: an abort happens between awaits, where TypeScript's narrowing cannot see it.
+    const aborted = () => signal?.aborted === true
+    while (!aborted()) {
+      const query = new URLSearchParams(types === undefined ? [] : [['types', types.join(',')]])
+      const request = new Request(`${options.baseUrl.replace(/\/$/, '')}/events/stream?${query}`, {
+        headers: {
+          accept: 'text/event-stream',
+          ...options.headers,
+          ...(options.apiKey !== undefined && { authorization: `Bearer ${options.apiKey}` }),
+          ...(position !== undefined && { 'last-event-id': position })
+        },
+        ...(signal !== undefined && { signal })
+      })
+      let response: Response
+      try {
+        response = await fetchStream(request)
+      } catch {
+        if (aborted()) return
+        // The network failed (a node went away): the next connection resumes where this one stopped.
+        await pause(retry, signal)
+        continue
+      }
+      if (response.status !== 200) throw new ProblemError(await response.json() as Problem)
+      try {
+        for await (const frame of frames(response.body!)) {
+          if (frame.retry !== undefined) retry = frame.retry
+          if (frame.id !== undefined) position = frame.id
+          if (frame.data !== undefined) yield JSON.parse(frame.data) as Event
+        }
+      } catch {
+        // Cut off mid-stream: reconnect from the last id, unless the caller stopped.
+        if (aborted()) return
+      }
+      await pause(retry, signal)
+    }
+  }
+
+  return Object.assign(client, { all, follow })
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+async function pause (ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await new Promise<void>(resolve => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer)
+      resolve()
+    }, { once: true })
+  })
+}
+
+interface Frame { id?: string, data?: string, retry?: number }
+
+/** Server-Sent Events frames as the HTML standard parses them: fields up to a blank line; comments skipped. */
+async function * frames (body: ReadableStream<Uint8Array>): AsyncGenerator<Frame, void, undefined> {
+  const decoder = new TextDecoder()
+  let buffer = ''
+  let frame: Frame = {}
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true })
+    let end: number
+    while ((end = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = buffer.slice(0, end)
+      buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1))
+      if (line === '') {
+        yield frame
+        frame = {}
+        continue
+      }
+      const colon = line.indexOf(':')
+      if (colon === 0) continue
+      const field = colon < 0 ? line : line.slice(0, colon)
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
+      if (field === 'id') frame.id = value
+      else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`
+      else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value)
+    }
+  }
 }

@@ -1,5 +1,4 @@
 // Handlers of the book operations: HTTP in and out, storage through the BookRepository.
-import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../storage/types.js'
@@ -7,7 +6,7 @@ import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.j
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, bookValues, recordId } from './input.js'
 import { fold } from '../search/fold.js'
-import { asIs, type ListParameters, listPage } from './paging.js'
+import { asIs, type ListContext, type ListParameters, listPage } from './paging.js'
 
 export const bookList: ListParameters = {
   path: '/books',
@@ -21,10 +20,10 @@ export const bookList: ListParameters = {
 
 type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
 
-export function bookHandlers (books: BookRepository, cursors: CursorCodec, idempotency: Idempotency): BookHandlers {
+export function bookHandlers (books: BookRepository, lists: ListContext, idempotency: Idempotency): BookHandlers {
   return {
     async listBooks (request, reply) {
-      return listPage(request, reply, cursors, books, bookList)
+      return listPage(request, reply, lists, books, bookList)
     },
 
     async createBook (request, reply) {

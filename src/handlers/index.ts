@@ -1,16 +1,35 @@
 // Composes the per-resource handlers into the one object fastify-openapi-glue routes operationIds to.
 import type { ServiceHandlers } from '../api-types.js'
 import { CursorCodec } from '../cursor.js'
+import type { EventStreams } from '../events/streams.js'
 import type { Repositories } from '../storage/types.js'
 import { bookHandlers } from './books.js'
+import { eventHandlers } from './events.js'
+import { webhookHandlers } from './webhooks.js'
+import type { AddressPolicy } from '../webhooks/address-policy.js'
 import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'
 
-export async function serviceHandlers (repositories: Repositories, idempotencyTtlSeconds: number): Promise<ServiceHandlers> {
-  const cursors = new CursorCodec(await repositories.cursorSecret())
-  const idempotency = new Idempotency(repositories.idempotency, idempotencyTtlSeconds)
+export interface HandlerOptions {
+  idempotencyTtlSeconds: number
+  /** The live event streams of this process. */
+  streams: EventStreams
+  eventRetentionDays: number
+  /** WEBHOOK_ENDPOINTS_MAX */
+  webhookEndpointsMax: number
+  /** The SSRF guard webhook URLs are registered through. */
+  addressPolicy: AddressPolicy
+  /** Milliseconds since the epoch. */
+  clock: () => number
+}
+
+export async function serviceHandlers (repositories: Repositories, options: HandlerOptions): Promise<ServiceHandlers> {
+  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()), feed: repositories.events }
+  const idempotency = new Idempotency(repositories.idempotency, options.idempotencyTtlSeconds)
   return {
-    ...bookHandlers(repositories.books, cursors, idempotency),
-    ...studentHandlers(repositories.students, cursors, idempotency)
+    ...bookHandlers(repositories.books, lists, idempotency),
+    ...studentHandlers(repositories.students, lists, idempotency),
+    ...eventHandlers(repositories.events, options.streams, repositories.apiKeys, { retentionDays: options.eventRetentionDays }),
+    ...webhookHandlers({ webhooks: repositories.webhooks, events: repositories.events, policy: options.addressPolicy, max: options.webhookEndpointsMax, clock: options.clock })
   }
 }

@@ -6,7 +6,7 @@ import { QueryError, ValidationError } from '../errors.js'
 import { FOLD_VERSION } from '../search/fold.js'
 import { parseSearch, printSearch, type SearchSyntaxError } from '../search/query.js'
 import { SearchTooBroadError } from '../storage/list-sql.js'
-import type { ListQuery, Page, RecordStore } from '../storage/types.js'
+import type { EventFeed, ListQuery, Page, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
 
 // A page object stands for one query, limit and position: its answer, cursor and Link included, is fixed.
@@ -115,10 +115,16 @@ export function signCursor (cursors: CursorCodec, list: ListParameters, rawQuery
   return cursors.encode(list.path, `${parseQuery(rawQuery, list).binding}~${position}`)
 }
 
+/** What every list needs besides its records: cursors to sign, and the change feed whose position each page reports. */
+export interface ListContext {
+  cursors: CursorCodec
+  feed: EventFeed
+}
+
 export async function listPage<T> (
   request: ListRequest,
   reply: FastifyReply,
-  cursors: CursorCodec,
+  { cursors, feed }: ListContext,
   store: RecordStore<T, never>,
   list: ListParameters
 ): Promise<FastifyReply> {
@@ -135,6 +141,9 @@ export async function listPage<T> (
     }
     after = position.slice(separator + 1)
   }
+  // Read before the page: every change after this position is either in the page or after it in the
+  // feed, so a client that lists, then follows the feed from here, misses nothing.
+  reply.header('events-cursor', await feed.head())
   let page: Page<T>
   try {
     page = await store.list(query, limit, after)

@@ -1,12 +1,11 @@
 // Handlers of the student operations; students are never deleted, so there is no delete here.
-import type { CursorCodec } from '../cursor.js'
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { checkServerSetFields, recordId, studentValues } from './input.js'
-import { asIs, type ListParameters, listPage, lowerCase } from './paging.js'
+import { asIs, type ListContext, type ListParameters, listPage, lowerCase } from './paging.js'
 
 export const studentList: ListParameters = {
   path: '/api/students',
@@ -21,10 +20,10 @@ export const studentList: ListParameters = {
 
 type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
 
-export function studentHandlers (students: StudentRepository, cursors: CursorCodec, idempotency: Idempotency): StudentHandlers {
+export function studentHandlers (students: StudentRepository, lists: ListContext, idempotency: Idempotency): StudentHandlers {
   return {
     async listStudents (request, reply) {
-      return listPage(request, reply, cursors, students, studentList)
+      return listPage(request, reply, lists, students, studentList)
     },
 
     async createStudent (request, reply) {

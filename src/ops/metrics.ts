@@ -90,6 +90,26 @@ export class ServiceMetrics {
     processRegistry ??= defaultMetrics()
   }
 
+  /** Event streams open now, and those ended by why, read at scrape time. */
+  observeStreams (streams: { size: number, ended: ReadonlyMap<string, number> }): void {
+    new Gauge({ // eslint-disable-line no-new -- registered by its constructor
+      name: 'bsa_event_streams_open',
+      help: 'Event streams (Server-Sent Events) open on this node',
+      registers: [this.registry],
+      collect () { this.set(streams.size) }
+    })
+    new Counter({ // eslint-disable-line no-new -- registered by its constructor
+      name: 'bsa_event_streams_ended_total',
+      help: 'Event streams ended, by reason: client (it left), stalled (it stopped reading and was cut off), max-age, revoked, shutdown, error',
+      labelNames: ['reason'],
+      registers: [this.registry],
+      collect () {
+        this.reset()
+        for (const [reason, count] of streams.ended) this.inc({ reason }, count)
+      }
+    })
+  }
+
   /** Database connections and queries, read from the storage at scrape time. */
   observeStorage (storage: { usage (): StorageUsage }): void {
     const gauge = (name: string, help: string, read: (usage: StorageUsage) => number) => new Gauge({

@@ -4,7 +4,9 @@ export const schemaHistory = [
   { version: 2, name: 'record revisions and idempotency keys' },
   { version: 3, name: 'API keys' },
   { version: 4, name: 'folded keys, backfilled' },
-  { version: 5, name: 'list indexes and full-text search' }
+  { version: 5, name: 'list indexes and full-text search' },
+  { version: 6, name: 'the change feed' },
+  { version: 7, name: 'webhook endpoints and deliveries' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']

@@ -25,6 +25,8 @@ export interface TableSpec<V> {
   kind: string
   /** Plural noun used in error messages. */
   plural: string
+  /** The collection's path, which the records' events name as their subject. */
+  path: string
   idColumn: string
   /** Every writable field, so that a field added to the contract but not here fails to compile. */
   writable: Record<keyof V & string, true>
@@ -41,6 +43,7 @@ export const bookTable: TableSpec<BookValues> = {
   table: 'books',
   kind: 'book',
   plural: 'books',
+  path: '/books',
   idColumn: 'book_id',
   writable: { title: true, author: true, isbn: true, published_year: true },
   unique: ['isbn'],
@@ -64,6 +67,7 @@ export const studentTable: TableSpec<StudentValues> = {
   table: 'students',
   kind: 'student',
   plural: 'students',
+  path: '/api/students',
   idColumn: 'student_id',
   writable: { name: true, email: true, enrollment_year: true, status: true },
   unique: ['email'],

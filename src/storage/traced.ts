@@ -24,7 +24,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       throw error
     }
   }
-  const { books, students, idempotency, apiKeys } = repositories
+  const { books, students, idempotency, apiKeys, events, webhooks } = repositories
   return {
     engine: repositories.engine,
     books: {
@@ -48,6 +48,29 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       find: async keyId => traced('apiKeys.find', () => apiKeys.find(keyId)),
       list: async () => traced('apiKeys.list', () => apiKeys.list()),
       revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId))
+    },
+    events: {
+      head: async () => traced('events.head', () => events.head()),
+      oldest: async () => traced('events.oldest', () => events.oldest()),
+      check: async position => traced('events.check', () => events.check(position)),
+      read: async (after, types, limit) => traced('events.read', () => events.read(after, types, limit)),
+      // Background work of the node, not of a request.
+      prune: events.prune.bind(events),
+      onCommit: events.onCommit.bind(events)
+    },
+    webhooks: {
+      create: async (endpoint, max) => traced('webhooks.create', () => webhooks.create(endpoint, max)),
+      list: async () => traced('webhooks.list', () => webhooks.list()),
+      get: async endpointId => traced('webhooks.get', () => webhooks.get(endpointId)),
+      delete: async endpointId => traced('webhooks.delete', () => webhooks.delete(endpointId)),
+      rotate: async (endpointId, secret, expires) => traced('webhooks.rotate', () => webhooks.rotate(endpointId, secret, expires)),
+      enable: async (endpointId, position) => traced('webhooks.enable', () => webhooks.enable(endpointId, position)),
+      // The delivery worker's, not a request's: background work of the node, like pruning.
+      enqueue: webhooks.enqueue.bind(webhooks),
+      claim: webhooks.claim.bind(webhooks),
+      succeeded: webhooks.succeeded.bind(webhooks),
+      failed: webhooks.failed.bind(webhooks),
+      disable: webhooks.disable.bind(webhooks)
     },
     // Not part of answering a caller: the secret is read once at start, and a probe is a health check's.
     cursorSecret: async () => repositories.cursorSecret(),

@@ -102,6 +102,122 @@ export interface ApiKeyRepository {
   revoke (keyId: string): Promise<boolean>
 }
 
+/** A change as the feed stores it. */
+export interface StoredEvent {
+  /** The event's id and its position in the feed (engine-made, opaque outside storage). */
+  position: string
+  /** `book.created`, …; see eventTypes in src/storage/events.ts. */
+  type: string
+  /** The CloudEvents envelope as JSON text, without `id` (the position is the id): see eventEnvelope(). */
+  envelope: string
+}
+
+export interface EventPage {
+  /** In feed order: one total order per database. */
+  events: StoredEvent[]
+  /**
+   * Where the next read continues: the last event's position when the page is full, else past every
+   * event this read scanned (including those `types` left out) up to the head it saw. Equal to
+   * `after` only when nothing newer can be read yet.
+   */
+  next: string
+}
+
+/** What a position names, for a reader resuming from it. */
+export type PositionState =
+  /** The events after it are all still kept: reading from it misses nothing. */
+  | 'current'
+  /** Events after it were pruned (retention), or it belongs to another database or a feed it never reached (a restore): resuming would miss events. */
+  | 'gone'
+  /** Not a position of any feed (malformed): a client error. */
+  | 'invalid'
+
+/**
+ * The change feed (outbox): the record tables write one event per create, replace and delete in the
+ * same transaction as the change. Positions are totally ordered per database, and a reader never
+ * sees a position before an earlier one has become visible (PostgreSQL: reads are gated on the oldest
+ * open transaction), so resuming from the last position read gives no gap and no duplicate.
+ */
+export interface EventFeed {
+  /** The position after every event a reader can see now (the empty feed has one too). */
+  head (): Promise<string>
+  /** The position before the oldest event kept: reading from it gives every event kept. */
+  oldest (): Promise<string>
+  /** Whether `position` may be resumed from. */
+  check (position: string): Promise<PositionState>
+  /**
+   * Up to `limit` events after `after` whose type is in `types`, reading a bounded number of rows
+   * however many events `types` leaves out (so a page may hold fewer than `limit`, even none, while
+   * `next` moves on). `after` must have been checked 'current'.
+   */
+  read (after: string, types: readonly string[], limit: number): Promise<EventPage>
+  /** Deletes events older than `before` (milliseconds since the epoch), a bounded batch per call; resolves to how many. */
+  prune (before: number): Promise<number>
+  /** Calls `listener` after this process commits events, so that streams read at once instead of at their next poll. */
+  onCommit (listener: () => void): () => void
+}
+
+export type WebhookDisabledReason = 'gone' | 'failing' | 'key_revoked'
+
+/** A webhook endpoint as stored; times the worker compares are milliseconds since the epoch. */
+export interface StoredWebhookEndpoint {
+  endpointId: string
+  url: string
+  types: string[]
+  description: string | null
+  /** The API key that registered it ('admin' for ADMIN_API_KEY): deliveries keep its rights. */
+  keyId: string
+  /** `whsec_<base64>` */
+  secret: string
+  previousSecret: string | null
+  previousSecretExpiresAt: number | null
+  status: 'enabled' | 'disabled'
+  disabledReason: WebhookDisabledReason | null
+  failingSince: number | null
+  createdAt: string
+  /** Where in the feed its deliveries have been queued up to. */
+  position: string
+}
+
+/** A delivery claimed for one attempt: no other worker makes an attempt at it until `leaseUntil`. */
+export interface ClaimedDelivery {
+  deliveryId: string
+  endpoint: StoredWebhookEndpoint
+  /** The event's position, which is its id (`webhook-id`). */
+  position: string
+  body: string
+  /** Attempts made so far, this one included. */
+  attempts: number
+}
+
+export interface WebhookRepository {
+  /** Stores an enabled endpoint unless `max` endpoints exist already (then null). */
+  create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt' | 'position'>, max: number): Promise<StoredWebhookEndpoint | null>
+  /** Every endpoint, oldest first. */
+  list (): Promise<StoredWebhookEndpoint[]>
+  get (endpointId: string): Promise<StoredWebhookEndpoint | null>
+  /** Deletes the endpoint and its pending deliveries; false when no endpoint has this id. */
+  delete (endpointId: string): Promise<boolean>
+  /** Replaces the secret, keeping the current one as the previous until `previousExpiresAt`. */
+  rotate (endpointId: string, secret: string, previousExpiresAt: number): Promise<StoredWebhookEndpoint | null>
+  /** Enabled again, not failing, its cursor moved to `position` (what happened meanwhile is not sent). */
+  enable (endpointId: string, position: string): Promise<StoredWebhookEndpoint | null>
+  /**
+   * Queues `events` (due at `now`) and moves the cursor from `from` to `to`, in one transaction and only
+   * if the cursor is still at `from` and the endpoint enabled: a concurrent fan-out queues nothing twice.
+   * False when the cursor was not at `from` (nothing queued).
+   */
+  enqueue (endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number): Promise<boolean>
+  /** Up to `limit` due deliveries of enabled endpoints, each leased until `leaseUntil` with its attempt counted. */
+  claim (now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>
+  /** The delivery is done: it goes, and its endpoint is no longer failing. */
+  succeeded (delivery: ClaimedDelivery): Promise<void>
+  /** The attempt failed: another at `nextAttemptAt`; the endpoint failing since `now` unless it already was. */
+  failed (delivery: ClaimedDelivery, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }): Promise<void>
+  /** Disabled for `reason`; its pending deliveries go. */
+  disable (endpointId: string, reason: WebhookDisabledReason): Promise<void>
+}
+
 /** How much of the database's connections a node uses, read when metrics are scraped. */
 export interface StorageUsage {
   connections: number
@@ -117,6 +233,8 @@ export interface Repositories {
   students: StudentRepository
   idempotency: IdempotencyStore
   apiKeys: ApiKeyRepository
+  events: EventFeed
+  webhooks: WebhookRepository
   /** A secret that lives as long as the data, for signing list cursors. */
   cursorSecret (): Promise<Buffer>
   /** Resolves when the database answers and its schema is at the version this code expects; rejects otherwise. */

@@ -16,7 +16,11 @@ export function clientOptions ({ url, connectTimeout, statementTimeout }: Postgr
     // Every read the service makes has an index built for it, and a list's reads are bounded only
     // through their indexes: a planner that guesses a search matches often enough to stop early in a
     // sequential scan reads the whole table when it matches nothing (test/list-query.postgres.test.ts).
-    ...(reads && { options: '-c enable_seqscan=off' }),
+    // enable_seqscan=off prices a sequential scan at 10^10, so a plan with one (events_pruned, one row
+    // and no index) passes jit_above_cost and PostgreSQL compiled the feed's head and read statements
+    // on every run: 12–20 ms each instead of 0.04 ms (BENCHMARKS.md, the change feed). JIT never pays
+    // off for this service's short statements.
+    ...(reads && { options: '-c enable_seqscan=off -c jit=off' }),
     connectionString: url,
     connectionTimeoutMillis: connectTimeout,
     statement_timeout: statementTimeout,

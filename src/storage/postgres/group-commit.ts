@@ -34,8 +34,10 @@ type Settled = PromiseSettledResult<pg.QueryResult>
 export class GroupCommit {
   readonly #onBatch: (size: number) => void
   readonly #connection: Reconnecting
+  readonly #listeners = new Set<() => void>()
   #queue: Pending[] = []
   #flushing: Promise<void> | null = null
+  #changed = false
 
   constructor (connect: () => Promise<pg.Client>, onBatch: (size: number) => void = () => {}) {
     this.#connection = new Reconnecting(connect)
@@ -52,6 +54,22 @@ export class GroupCommit {
   /** Whether its connection is open or opening. */
   get connected (): boolean {
     return this.#connection.open
+  }
+
+  /**
+   * Said by a write's outcome (which runs only once its transaction committed) when it wrote an event:
+   * the listeners hear of it once, after the batch's writes are settled.
+   */
+  changed (): void {
+    this.#changed = true
+  }
+
+  /** Calls `listener` after each batch in which a write said changed(); returns what unsubscribes it. */
+  onCommit (listener: () => void): () => void {
+    // A wrapper per subscription, so that the same function subscribed twice is unsubscribed once at a time.
+    const own = () => listener()
+    this.#listeners.add(own)
+    return () => { this.#listeners.delete(own) }
   }
 
   /** Resolves once every write queued so far is settled. */
@@ -93,6 +111,7 @@ export class GroupCommit {
         const results = together.results.slice(offset, offset += write.statements.length)
         settle(write, results, resolve, reject)
       }
+      this.#announce()
       return
     }
     if (together.unknown !== null) {
@@ -106,6 +125,13 @@ export class GroupCommit {
       if (committed) settle(write, results, resolve, reject)
       else reject(unknown ?? write.failure(failure!))
     })
+    this.#announce()
+  }
+
+  #announce (): void {
+    if (!this.#changed) return
+    this.#changed = false
+    for (const listener of this.#listeners) listener()
   }
 
   async close (): Promise<void> {

@@ -1,5 +1,5 @@
 // The PostgreSQL engine: every repository over one database that any number of nodes share.
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import type { Book, Student } from '../../api-types.js'
 import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import { latestVersion, type MigrationProgress, SchemaVersionError } from '../schema.js'
@@ -8,10 +8,12 @@ import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { NoDatabaseError } from '../sqlite/database.js'
 import { PostgresApiKeys } from './api-keys.js'
 import { connect, PipelinedClients, type PostgresSettings } from './connection.js'
+import { PostgresEventFeed } from './events.js'
 import { GroupCommit } from './group-commit.js'
 import { PostgresIdempotency } from './idempotency.js'
 import { migrate, schemaVersion } from './migrations.js'
 import { type ColumnTypes, PostgresTable } from './table.js'
+import { PostgresWebhooks } from './webhooks.js'
 
 export interface PostgresOptions {
   /** Whether the schema is migrated at start (the service); the CLIs never migrate and refuse an unmigrated database. */
@@ -36,24 +38,34 @@ const studentTypes: ColumnTypes<StudentValues> = {
 // Expired idempotency entries are swept this often by every node; the batches keep each sweep short.
 const sweepEvery = 60_000
 
-/** Migrates (under an advisory lock) and returns the cursor secret, which the first node to start stores. */
-async function prepare (settings: PostgresSettings, shouldMigrate: boolean, progress?: MigrationProgress): Promise<Buffer> {
+/** Eight random lowercase base-36 characters: the start of every position of this database's feed. */
+function newFeedId (): string {
+  return Array.from({ length: 8 }, () => randomInt(36).toString(36)).join('')
+}
+
+/**
+ * Migrates (under an advisory lock) and returns the cursor secret and the feed id, which the first node
+ * to start stores. Not in a migration: a database cloned from a migrated template gets a feed of its own.
+ */
+async function prepare (settings: PostgresSettings, shouldMigrate: boolean, progress?: MigrationProgress): Promise<{ secret: Buffer, feedId: string }> {
   const client = await connect(settings, false)
   try {
     if (shouldMigrate) await migrate(client, undefined, progress)
     const version = await schemaVersion(client)
     if (version === 0) throw new NoDatabaseError('the database at DATABASE_URL holds no data of this service')
     if (version !== latestVersion) throw new Error(`the database's schema is at version ${version}, this service needs ${latestVersion}; start the service to migrate it`)
-    await client.query("INSERT INTO settings (name, value) VALUES ('cursor_secret', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)])
-    const { rows } = await client.query<{ value: Buffer }>("SELECT value FROM settings WHERE name = 'cursor_secret'")
-    return rows[0]!.value
+    await client.query(`INSERT INTO settings (name, value) VALUES ('cursor_secret', $1), ('feed_id', $2)
+      ON CONFLICT (name) DO NOTHING`, [randomBytes(32), Buffer.from(newFeedId())])
+    const { rows } = await client.query<{ name: string, value: Buffer }>("SELECT name, value FROM settings WHERE name IN ('cursor_secret', 'feed_id')")
+    const value = (name: string) => rows.find(row => row.name === name)!.value
+    return { secret: value('cursor_secret'), feedId: value('feed_id').toString() }
   } finally {
     await client.end()
   }
 }
 
 export async function openPostgresRepositories (settings: PostgresSettings, options: PostgresOptions = {}): Promise<Repositories> {
-  const secret = await prepare(settings, options.migrate ?? true, options.onMigrationProgress)
+  const { secret, feedId } = await prepare(settings, options.migrate ?? true, options.onMigrationProgress)
   const listLimits = options.listLimits ?? defaultListLimits
   const reads = new PipelinedClients(settings)
   await reads.open()
@@ -68,6 +80,8 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, listLimits),
     idempotency,
     apiKeys,
+    events: new PostgresEventFeed(reads, writes, feedId),
+    webhooks: new PostgresWebhooks(reads),
     cursorSecret: async () => secret,
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })

@@ -99,6 +99,64 @@ export const postgresMigrations: MigrationScripts = {
     CREATE INDEX students_enrollment_year ON students (enrollment_year_sort, seq);
     CREATE INDEX students_updated ON students (updated_at, seq);
     CREATE INDEX students_search ON students USING gin (tsv);
+  `,
+  // The outbox: each record write inserts its event in its own statement (table.ts). Sequence values are
+  // drawn at insert but commit in any order, so the feed's order is (xid, seq) and readers only see
+  // transactions older than the oldest one still open (events.ts): a late commit is never skipped.
+  // Pruning deletes from the front of that order and remembers the last position it deleted, below
+  // which a reader's position is gone. The feed id is stored by the first node to start (index.ts).
+  6: `
+    CREATE TABLE events (
+      seq bigint GENERATED ALWAYS AS IDENTITY,
+      xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+      type text NOT NULL,
+      envelope text NOT NULL,
+      time timestamptz NOT NULL,
+      PRIMARY KEY (xid, seq)
+    );
+
+    CREATE TABLE events_pruned (
+      one boolean PRIMARY KEY DEFAULT true CHECK (one),
+      xid xid8 NOT NULL,
+      seq bigint NOT NULL
+    );
+    INSERT INTO events_pruned (xid, seq) VALUES ('0', 0);
+  `,
+  // Endpoints keep their secrets as given: signing needs them, so unlike API keys they cannot be hashed.
+  // Times the workers compare (attempts, leases, failures) are milliseconds since the epoch, from the
+  // nodes' clocks, as bigint.
+  7: `
+    CREATE TABLE webhook_endpoints (
+      endpoint_id uuid PRIMARY KEY,
+      url text NOT NULL,
+      types text NOT NULL,
+      description text,
+      key_id text NOT NULL,
+      secret text NOT NULL,
+      previous_secret text,
+      previous_secret_expires_at bigint,
+      status text NOT NULL CHECK (status IN ('enabled', 'disabled')),
+      disabled_reason text CHECK (disabled_reason IN ('gone', 'failing', 'key_revoked')),
+      failing_since bigint,
+      created_at timestamptz NOT NULL,
+      position text NOT NULL
+    );
+
+    -- One row per event still to deliver to an endpoint; it goes once delivered, or with its endpoint.
+    CREATE TABLE webhook_deliveries (
+      delivery_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      endpoint_id uuid NOT NULL REFERENCES webhook_endpoints (endpoint_id) ON DELETE CASCADE,
+      position text NOT NULL,
+      body text NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      next_attempt_at bigint NOT NULL,
+      lease_until bigint,
+      last_status integer,
+      last_error text,
+      state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending')),
+      UNIQUE (endpoint_id, position)
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
   `
 }
 

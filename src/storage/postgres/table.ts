@@ -6,6 +6,7 @@ import { toTsquery } from '../../search/query.js'
 import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
+import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
 
@@ -18,6 +19,18 @@ export type ColumnTypes<V> = Record<keyof V | 'created_at' | 'updated_at', strin
 export const isoTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const weights = ['A', 'B', 'C', 'D']
+
+/**
+ * An envelope cut where only the write's statement knows what goes: after `"revision":` (written as 0
+ * here) and, for a replace, inside `"created_at":""`. Both markers are found where JSON structure puts
+ * them: inside a string value every quote is escaped, so no text a client sent can imitate them.
+ */
+function envelopeParts (envelope: string, withCreatedAt: boolean): string[] {
+  const revision = envelope.indexOf('"revision":0,') + '"revision":'.length
+  if (!withCreatedAt) return [envelope.slice(0, revision), envelope.slice(revision + 1)]
+  const createdAt = envelope.indexOf('"created_at":""', revision) + '"created_at":"'.length
+  return [envelope.slice(0, revision), envelope.slice(revision + 1, createdAt), envelope.slice(createdAt)]
+}
 
 function postgresDialect (spec: TableSpec<object>): ListDialect {
   const { table, idColumn } = spec
@@ -79,10 +92,19 @@ export class PostgresTable<T, V extends object> {
     const keyColumns = '(scope, key, fingerprint, status, headers, body, expires_at)'
     const typeOf = { ...Object.fromEntries(derived.map(c => [c, 'text'])), ...types } as Record<string, string>
     const keyValues = all.map((c, i) => `$${i + 8}::${typeOf[c]}`).join(', ')
+    // Each write's event goes in with it, in the same statement: one statement per write still, and a
+    // write that changes nothing (a duplicate, a stale revision, a taken key) inserts no event.
+    const event = (after: number, from: string, envelope: string, time: string) => `event AS (
+          INSERT INTO events (type, envelope, time) SELECT $${after + 1}::text, ${envelope}, ${time}::timestamptz ${from}
+        )`
+    const created = (after: number) => event(after, 'FROM record', `$${after + 2}::text`, `$${after + 3}`)
+    const setCount = writable.length + derived.length
     this.#sql = {
       get: `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`,
       // ON CONFLICT DO NOTHING: a taken unique value returns no row instead of aborting the batch.
-      insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${values}) ON CONFLICT DO NOTHING RETURNING 1`,
+      insert: `WITH record AS (INSERT INTO ${table} (${all.join(', ')}) VALUES (${values}) ON CONFLICT DO NOTHING RETURNING 1),
+        ${created(all.length)}
+        SELECT 1 FROM record`,
       // The key is claimed first and the record written only if the claim held, so the same key sent to
       // several nodes at once creates one record. An expired entry is taken over; a live one is left alone.
       insertKeyed: `WITH claim AS (
@@ -94,7 +116,7 @@ export class PostgresTable<T, V extends object> {
         ), record AS (
           INSERT INTO ${table} (${all.join(', ')}) SELECT ${keyValues} WHERE EXISTS (SELECT 1 FROM claim)
           ON CONFLICT DO NOTHING RETURNING 1
-        )
+        ), ${created(all.length + 8)}
         SELECT EXISTS (SELECT 1 FROM claim) AS claimed, EXISTS (SELECT 1 FROM record) AS created`,
       // A claim whose record could not be written (a unique value taken) is given back in the same transaction.
       forgetKey: `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND body = $3
@@ -107,11 +129,12 @@ export class PostgresTable<T, V extends object> {
           UPDATE ${table} SET ${set}, revision = revision + 1
           WHERE ${idColumn} = $1 AND (${expected} IS NULL OR revision = ANY(${expected})) AND NOT EXISTS (SELECT 1 FROM taken)
           RETURNING revision, ${isoTimestamp('created_at')} AS created_at
-        )
+        ), ${event(setCount + 3, 'FROM updated', `$${setCount + 5}::text || revision::text || $${setCount + 6}::text || created_at || $${setCount + 7}::text`, `$${setCount + 2}`)}
         SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM taken) AS taken,
           (SELECT revision FROM updated) AS revision, (SELECT created_at FROM updated) AS created_at`,
       remove: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
-        deleted AS (DELETE FROM ${table} WHERE ${idColumn} = $1 AND ($2::int[] IS NULL OR revision = ANY($2::int[])) RETURNING 1)
+        deleted AS (DELETE FROM ${table} WHERE ${idColumn} = $1 AND ($2::int[] IS NULL OR revision = ANY($2::int[])) RETURNING revision),
+        ${event(2, 'FROM deleted', '$4::text || (revision + 1)::text || $5::text', '$6')}
         SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM deleted) AS deleted`
     }
   }
@@ -143,11 +166,15 @@ export class PostgresTable<T, V extends object> {
     const created: Versioned<T> = { record: record as T, revision: 1 }
     const derived = derivedColumns(this.#spec, values)
     const row = this.#columns.map(c => record[c] ?? derived[c] ?? null)
+    const id = record[this.#spec.idColumn] as string
+    const type = this.#eventType('created')
+    const event = [type, eventEnvelope(type, this.#subject(id), now, id, 1, record), now]
     if (remember === undefined) {
       return this.#writes.run({
-        statements: [{ name: `${this.#spec.table}-insert`, text: this.#sql.insert, values: row }],
+        statements: [{ name: `${this.#spec.table}-insert`, text: this.#sql.insert, values: [...row, ...event] }],
         outcome: ([inserted]) => {
           if (inserted!.rowCount === 0) throw this.#duplicate(values)
+          this.#writes.changed()
           return created
         },
         failure: error => this.#failure(error)
@@ -159,7 +186,7 @@ export class PostgresTable<T, V extends object> {
         {
           name: `${this.#spec.table}-insert-keyed`,
           text: this.#sql.insertKeyed,
-          values: [scope, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, expiresAt, ...row, Date.now()]
+          values: [scope, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, expiresAt, ...row, Date.now(), ...event]
         },
         { name: `${this.#spec.table}-forget-key`, text: this.#sql.forgetKey, values: [scope, key, response.body, record[this.#spec.idColumn]] }
       ],
@@ -169,6 +196,7 @@ export class PostgresTable<T, V extends object> {
         // Another request stored this key first (on this node or another) and has committed.
         if (!claimed) throw new IdempotencyKeyTakenError()
         if (!written) throw this.#duplicate(values)
+        this.#writes.changed()
         return created
       },
       // Waiting on the key's row timed out: the first request with it is still running.
@@ -179,14 +207,19 @@ export class PostgresTable<T, V extends object> {
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
     const updatedAt = new Date().toISOString()
     const derived = derivedColumns(this.#spec, values)
-    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expected]
+    // created_at and the revision are the row's, known only in the statement, which puts them in the envelope.
+    const type = this.#eventType('replaced')
+    const answered = { [this.#spec.idColumn]: id, ...values, created_at: '', updated_at: updatedAt }
+    const envelope = envelopeParts(eventEnvelope(type, this.#subject(id), updatedAt, id, 0, answered), true)
+    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expected, type, ...envelope]
     return this.#writes.run({
       statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],
       locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, taken: boolean, revision: number | null, created_at: string | null }
         if (row.revision !== null) {
-          const record = { [this.#spec.idColumn]: id, ...values, created_at: row.created_at, updated_at: updatedAt }
+          const record = { ...answered, created_at: row.created_at }
+          this.#writes.changed()
           return { record: record as T, revision: row.revision }
         }
         if (row.current === null) return null
@@ -202,18 +235,33 @@ export class PostgresTable<T, V extends object> {
   }
 
   async delete (id: string, expected: ExpectedRevisions): Promise<boolean> {
+    const time = new Date().toISOString()
+    // The tombstone's revision is the deleted row's plus one, which the statement fills in.
+    const type = this.#eventType('deleted')
+    const envelope = envelopeParts(eventEnvelope(type, this.#subject(id), time, id, 0, null), false)
     return this.#writes.run({
-      statements: [{ name: `${this.#spec.table}-delete`, text: this.#sql.remove, values: [id, expected] }],
+      statements: [{ name: `${this.#spec.table}-delete`, text: this.#sql.remove, values: [id, expected, type, ...envelope, time] }],
       locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, deleted: boolean }
-        if (row.deleted) return true
+        if (row.deleted) {
+          this.#writes.changed()
+          return true
+        }
         if (row.current === null) return false
         throw new PreconditionFailedError(this.#spec.kind)
       },
       // A delete takes no unique value: whatever it raises is the server's fault.
       failure: error => error
     })
+  }
+
+  #eventType (change: 'created' | 'replaced' | 'deleted'): EventType {
+    return `${this.#spec.kind}.${change}` as EventType
+  }
+
+  #subject (id: string): string {
+    return `${this.#spec.path}/${id}`
   }
 
   /** The unique field a write could not take; each table has one, named in the 409. */

@@ -22,10 +22,13 @@ export class GroupCommit {
   readonly #commit: Statement<[]>
   readonly #rollback: Statement<[]>
   readonly #onBatch: (size: number) => void
+  readonly #onCommit: () => void
   #queue: PendingWrite[] = []
 
-  constructor (db: Database.Database, onBatch: (size: number) => void = () => {}) {
+  /** `onCommit`: told after each batch commits, before its writers hear of it. */
+  constructor (db: Database.Database, onCommit: () => void, onBatch: (size: number) => void = () => {}) {
     this.#db = db
+    this.#onCommit = onCommit
     this.#onBatch = onBatch
     // IMMEDIATE takes the write lock before the first read, so a check and its write see the same row
     // even if another connection (another process) writes to the file.
@@ -68,6 +71,7 @@ export class GroupCommit {
       return
     }
     this.#onBatch(batch.length)
+    this.#onCommit()
     batch.forEach((pending, i) => {
       const { ok, value } = outcomes[i]!
       if (ok) pending.resolve(value)

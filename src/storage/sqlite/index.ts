@@ -7,10 +7,12 @@ import { bookTable, studentTable } from '../tables.js'
 import { sqliteApiKeys } from './api-keys.js'
 import { type DatabaseOptions, openDatabase } from './database.js'
 import { latestVersion, SchemaVersionError } from '../schema.js'
+import { SqliteEventFeed } from './events.js'
 import { ExternalWrites } from './external-writes.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
 import { SqliteTable } from './table.js'
+import { sqliteWebhooks } from './webhooks.js'
 
 export interface RepositoryOptions extends DatabaseOptions {
   /** Records of each table kept in memory (RECORD_CACHE_SIZE's default unless given); 0 turns the cache off. */
@@ -25,9 +27,10 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
-  const writes = new GroupCommit(db, onBatch)
+  const events = new SqliteEventFeed(db)
+  const writes = new GroupCommit(db, () => events.committed(), onBatch)
   const external = new ExternalWrites(db)
-  const dependencies = { idempotency, writes, external, cacheSize, listLimits }
+  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
   // Migration 1 inserts the secret, so the row always exists.
@@ -39,6 +42,8 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
     students,
     idempotency,
     apiKeys: sqliteApiKeys(db, external),
+    events,
+    webhooks: sqliteWebhooks(db),
     cursorSecret: async () => secret.get() as Buffer,
     probe: async () => {
       // The schema check is in a read the database must answer, so a locked or vanished file fails it too.

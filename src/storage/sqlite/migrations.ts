@@ -118,6 +118,58 @@ export const sqliteMigrations: MigrationScripts = {
       END;
       INSERT INTO books_fts (books_fts) VALUES ('rebuild');
       INSERT INTO students_fts (students_fts) VALUES ('rebuild');
+    `,
+  // The outbox: each change's event, written in the change's transaction. AUTOINCREMENT: a pruned
+  // position is never issued again. The feed's id tells its positions from another database's; the
+  // pruning mark tells a position whose following events were pruned.
+  6: `
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        type TEXT NOT NULL,
+        envelope TEXT NOT NULL,
+        time TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE feed (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        feed_id TEXT NOT NULL,
+        pruned_to INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO feed (only, feed_id, pruned_to) VALUES (1, lower(hex(randomblob(5))), 0);
+  `,
+  // Endpoints keep their secrets as given: signing needs them, so unlike API keys they cannot be hashed.
+  // Times the worker compares (attempts, leases, failures) are milliseconds since the epoch.
+  7: `
+      CREATE TABLE webhook_endpoints (
+        endpoint_id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        types TEXT NOT NULL,
+        description TEXT,
+        key_id TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_expires_at INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('enabled', 'disabled')),
+        disabled_reason TEXT CHECK (disabled_reason IN ('gone', 'failing', 'key_revoked')),
+        failing_since INTEGER,
+        created_at TEXT NOT NULL,
+        position TEXT NOT NULL
+      ) STRICT;
+
+      -- One row per event still to deliver to an endpoint; it goes once delivered, or with its endpoint.
+      CREATE TABLE webhook_deliveries (
+        delivery_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (endpoint_id) ON DELETE CASCADE,
+        position TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        lease_until INTEGER,
+        last_status INTEGER,
+        last_error TEXT,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending')),
+        UNIQUE (endpoint_id, position)
+      ) STRICT;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
     `
 }
 

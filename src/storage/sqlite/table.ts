@@ -7,6 +7,8 @@ import { toFts5 } from '../../search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
+import { eventEnvelope, type EventType } from '../events.js'
+import type { EventWriter } from './events.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
 import type { SqliteIdempotency } from './idempotency.js'
@@ -23,6 +25,8 @@ export interface TableDependencies {
   /** Records kept in memory per table; 0 reads every record from the file. */
   cacheSize: number
   listLimits: ListLimits
+  /** Where each change's event goes, in the change's transaction. */
+  events: EventWriter
 }
 
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
@@ -70,7 +74,7 @@ export class SqliteTable<T, V extends object> {
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
-  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits }: TableDependencies) {
+  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events }: TableDependencies) {
     this.#spec = spec
     this.#db = db
     this.#writes = writes
@@ -106,6 +110,11 @@ export class SqliteTable<T, V extends object> {
       if (expected !== null && !expected.includes(row.revision)) throw new PreconditionFailedError(kind)
       return row
     }
+    // In the write's savepoint: the change and its event are kept together or not at all.
+    const changed = (change: 'created' | 'replaced' | 'deleted', id: string, time: string, revision: number, record: unknown) => {
+      const type = `${kind}.${change}` as EventType
+      events.append(type, eventEnvelope(type, `${spec.path}/${id}`, time, id, revision, record), time)
+    }
     // Called inside the batch's transaction, these run as savepoints: a failure undoes only its own write.
     this.#create = db.transaction((values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
       this.#pages?.clear()
@@ -118,6 +127,7 @@ export class SqliteTable<T, V extends object> {
       // the record cannot be written).
       if (remember !== undefined) idempotency.store(remember(created), now.getTime())
       this.#insert.run({ ...record, ...derivedColumns(this.#spec, values) })
+      changed('created', record[idColumn] as string, record.created_at, 1, record)
       return created
     })
     this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
@@ -127,11 +137,17 @@ export class SqliteTable<T, V extends object> {
       const keepsUnique = spec.unique.every(c => values[c] === row[c])
       const record = { [idColumn]: id, ...values, created_at: row.created_at, updated_at: new Date().toISOString() }
       ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run({ ...record, ...derivedColumns(this.#spec, values) })
+      changed('replaced', id, record.updated_at, row.revision + 1, record)
       return { record: record as T, revision: row.revision + 1 }
     })
     this.#remove = db.transaction((id: string, expected: ExpectedRevisions) => {
       this.#forget(id)
-      return current(id, expected) !== null && this.#delete.run(id).changes > 0
+      const row = current(id, expected)
+      if (row === null) return false
+      this.#delete.run(id)
+      // A deletion is the record's last change: its revision is one past the last one stored.
+      changed('deleted', id, new Date().toISOString(), row.revision + 1, null)
+      return true
     })
   }
 

@@ -1,0 +1,120 @@
+// Handlers of the webhook-endpoint operations: registration (checked against the caller's rights and the SSRF guard) and management.
+import { uuidv7 } from 'uuidv7'
+import type { ServiceHandlers, WebhookEndpoint } from '../api-types.js'
+import type { Caller } from '../auth.js'
+import { ApiError, NotFoundError } from '../errors.js'
+import type { EventFeed, StoredWebhookEndpoint, WebhookRepository } from '../storage/types.js'
+import { type AddressPolicy, RefusedUrlError } from '../webhooks/address-policy.js'
+import { readScopeOf } from '../events/scopes.js'
+import { newSecret } from '../webhooks/signature.js'
+import { recordId } from './input.js'
+
+type WebhookHandlers = Pick<ServiceHandlers, 'listWebhookEndpoints' | 'createWebhookEndpoint' | 'getWebhookEndpoint' | 'deleteWebhookEndpoint' | 'rotateWebhookSecret' | 'enableWebhookEndpoint'>
+
+export interface WebhookHandlerOptions {
+  webhooks: WebhookRepository
+  events: EventFeed
+  policy: AddressPolicy
+  /** WEBHOOK_ENDPOINTS_MAX */
+  max: number
+  /** Milliseconds since the epoch. */
+  clock: () => number
+}
+
+/** How long a rotated-out secret still signs deliveries, so receivers can switch at any moment in between. */
+const overlap = 24 * 3600 * 1000
+
+const iso = (millis: number | null): string | null => millis === null ? null : new Date(millis).toISOString()
+
+function view (endpoint: StoredWebhookEndpoint): WebhookEndpoint {
+  return {
+    endpoint_id: endpoint.endpointId,
+    url: endpoint.url,
+    types: endpoint.types,
+    description: endpoint.description,
+    status: endpoint.status,
+    disabled_reason: endpoint.disabledReason,
+    failing_since: iso(endpoint.failingSince),
+    created_at: endpoint.createdAt
+  }
+}
+
+/** Each type (a known one: the contract's enum) must be readable by the registering key (the admin key reads all). */
+function checkTypes (types: string[], caller: Caller): void {
+  // The security handler let only keys through.
+  const scopes = (caller as { scopes: readonly string[] }).scopes
+  const missing = [...new Set(types.map(readScopeOf))].filter(scope => !scopes.includes(scope))
+  if (missing.length > 0) {
+    throw new ApiError(403, '/problems/missing-scope', `Receiving these event types needs the scope ${missing.join(', ')}, which this API key lacks`)
+  }
+}
+
+export function webhookHandlers ({ webhooks, events, policy, max, clock }: WebhookHandlerOptions): WebhookHandlers {
+  async function found (id: string, endpoint: Promise<StoredWebhookEndpoint | null>): Promise<StoredWebhookEndpoint> {
+    const result = await endpoint
+    if (result === null) throw new NotFoundError('webhook endpoint', id)
+    return result
+  }
+
+  return {
+    async listWebhookEndpoints () {
+      return { items: (await webhooks.list()).map(view) }
+    },
+
+    async createWebhookEndpoint (request, reply) {
+      const { url, types, description = null } = request.body
+      checkTypes(types, request.caller)
+      try {
+        await policy.check(url)
+      } catch (error) {
+        if (!(error instanceof RefusedUrlError)) throw error
+        throw new ApiError(400, '/problems/refused-webhook-url', 'The webhook URL cannot be delivered to', [{ detail: error.message, pointer: '#/url' }], 'Refused webhook URL')
+      }
+      const secret = newSecret()
+      const endpoint = await webhooks.create({
+        endpointId: uuidv7(),
+        url,
+        types,
+        description,
+        // securityHandlers let only keys through to this operation.
+        keyId: (request.caller as Extract<Caller, { kind: 'key' }>).keyId,
+        secret,
+        createdAt: new Date(clock()).toISOString(),
+        // A new endpoint receives what happens from now on.
+        position: await events.head()
+      }, max)
+      if (endpoint === null) {
+        throw new ApiError(409, '/problems/too-many-webhook-endpoints', `This deployment already has ${max} webhook endpoints; delete one you no longer use`)
+      }
+      reply.code(201).header('location', `/webhook-endpoints/${endpoint.endpointId}`)
+      return { endpoint: view(endpoint), secret, previous_secret_expires_at: null }
+    },
+
+    async getWebhookEndpoint (request) {
+      const id = recordId(request.params.endpoint_id)
+      return view(await found(id, webhooks.get(id)))
+    },
+
+    async deleteWebhookEndpoint (request, reply) {
+      const id = recordId(request.params.endpoint_id)
+      if (!await webhooks.delete(id)) throw new NotFoundError('webhook endpoint', id)
+      return reply.code(204).send()
+    },
+
+    async rotateWebhookSecret (request) {
+      const id = recordId(request.params.endpoint_id)
+      const secret = newSecret()
+      const expires = clock() + overlap
+      const endpoint = await found(id, webhooks.rotate(id, secret, expires))
+      return { endpoint: view(endpoint), secret, previous_secret_expires_at: iso(expires) }
+    },
+
+    async enableWebhookEndpoint (request) {
+      const id = recordId(request.params.endpoint_id)
+      const current = await found(id, webhooks.get(id))
+      // Enabling an enabled endpoint changes nothing (its queue and cursor stay).
+      if (current.status === 'enabled') return view(current)
+      return view(await found(id, webhooks.enable(id, await events.head())))
+    }
+  }
+}

@@ -1,0 +1,119 @@
+// PostgreSQL webhook endpoints and their pending deliveries: every change is one statement, so no
+// transaction stays open between round trips (an open one would hold back the feed for every reader).
+import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
+import type { WebhookRepository } from '../types.js'
+import type { PipelinedClients } from './connection.js'
+import { isoTimestamp } from './table.js'
+
+const columns = (alias: string) => `${alias}.endpoint_id, ${alias}.url, ${alias}.types, ${alias}.description, ${alias}.key_id, ${alias}.secret,
+  ${alias}.previous_secret, ${alias}.previous_secret_expires_at, ${alias}.status, ${alias}.disabled_reason, ${alias}.failing_since,
+  ${isoTimestamp(`${alias}.created_at`)} AS created_at, ${alias}.position`
+
+export class PostgresWebhooks implements WebhookRepository {
+  readonly #db: PipelinedClients
+
+  constructor (db: PipelinedClients) {
+    this.#db = db
+  }
+
+  async #one (text: string, values: unknown[]) {
+    const { rows } = await this.#db.query<WebhookEndpointRow>({ text, values })
+    return rows[0] === undefined ? null : storedEndpoint(rows[0])
+  }
+
+  /**
+   * The limit is checked in the inserting statement itself; two nodes registering at the same instant
+   * may together pass it by one, which the limit (a guard against runaway registration) tolerates.
+   */
+  async create (endpoint: Parameters<WebhookRepository['create']>[0], max: number) {
+    return this.#one(`INSERT INTO webhook_endpoints AS e (endpoint_id, url, types, description, key_id, secret, status, created_at, position)
+      SELECT $1, $2, $3, $4, $5, $6, 'enabled', $7, $8 WHERE (SELECT count(*) FROM webhook_endpoints) < $9
+      RETURNING ${columns('e')}`,
+    [endpoint.endpointId, endpoint.url, endpoint.types.join(' '), endpoint.description, endpoint.keyId, endpoint.secret, endpoint.createdAt, endpoint.position, max])
+  }
+
+  async list () {
+    const { rows } = await this.#db.query<WebhookEndpointRow>({ text: `SELECT ${columns('e')} FROM webhook_endpoints e ORDER BY e.created_at, e.endpoint_id` })
+    return rows.map(storedEndpoint)
+  }
+
+  async get (endpointId: string) {
+    return this.#one(`SELECT ${columns('e')} FROM webhook_endpoints e WHERE e.endpoint_id = $1`, [endpointId])
+  }
+
+  async delete (endpointId: string) {
+    const { rowCount } = await this.#db.query({ text: 'DELETE FROM webhook_endpoints WHERE endpoint_id = $1', values: [endpointId] })
+    return rowCount === 1
+  }
+
+  async rotate (endpointId: string, secret: string, previousExpiresAt: number) {
+    return this.#one(`UPDATE webhook_endpoints e SET previous_secret = e.secret, secret = $2, previous_secret_expires_at = $3
+      WHERE e.endpoint_id = $1 RETURNING ${columns('e')}`, [endpointId, secret, previousExpiresAt])
+  }
+
+  async enable (endpointId: string, position: string) {
+    return this.#one(`UPDATE webhook_endpoints e SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = $2
+      WHERE e.endpoint_id = $1 RETURNING ${columns('e')}`, [endpointId, position])
+  }
+
+  /**
+   * Moving the cursor and queueing are one statement: a node whose fan-out raced another's finds the
+   * cursor moved (the UPDATE re-checks `position` once the other commits) and queues nothing.
+   */
+  async enqueue (endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number) {
+    const { rows } = await this.#db.query<{ moved: number }>({
+      text: `WITH moved AS (
+          UPDATE webhook_endpoints SET position = $3 WHERE endpoint_id = $1 AND position = $2 AND status = 'enabled' RETURNING endpoint_id),
+        queued AS (
+          INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at)
+          SELECT moved.endpoint_id, v.position, v.body, $6 FROM moved, unnest($4::text[], $5::text[]) AS v (position, body)
+          ON CONFLICT (endpoint_id, position) DO NOTHING)
+        SELECT count(*)::int AS moved FROM moved`,
+      values: [endpointId, from, to, events.map(e => e.position), events.map(e => e.body), now]
+    })
+    return rows[0]!.moved === 1
+  }
+
+  /**
+   * SKIP LOCKED lets racing nodes take different deliveries; one that read a row before another's claim
+   * committed re-checks the lease on the row's newest version, so each attempt is made by one node.
+   */
+  async claim (now: number, leaseUntil: number, limit: number) {
+    const { rows } = await this.#db.query<ClaimedRow>({
+      text: `WITH due AS (
+          SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
+          WHERE e.status = 'enabled' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+          ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+        UPDATE webhook_deliveries d SET lease_until = $2, attempts = d.attempts + 1
+        FROM due, webhook_endpoints e WHERE d.delivery_id = due.delivery_id AND e.endpoint_id = d.endpoint_id
+        RETURNING ${columns('e')}, d.delivery_id, d.position AS delivery_position, d.body, d.attempts`,
+      values: [now, leaseUntil, limit]
+    })
+    return rows.map(claimedDelivery)
+  }
+
+  async succeeded (delivery: { deliveryId: string, endpoint: { endpointId: string } }) {
+    await this.#db.query({
+      text: `WITH done AS (DELETE FROM webhook_deliveries WHERE delivery_id = $1)
+        UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $2 AND failing_since IS NOT NULL`,
+      values: [delivery.deliveryId, delivery.endpoint.endpointId]
+    })
+  }
+
+  async failed (delivery: { deliveryId: string, endpoint: { endpointId: string } }, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }) {
+    await this.#db.query({
+      text: `WITH retry AS (
+          UPDATE webhook_deliveries SET next_attempt_at = $3, lease_until = NULL, last_status = $4, last_error = $5 WHERE delivery_id = $1)
+        UPDATE webhook_endpoints SET failing_since = $6 WHERE endpoint_id = $2 AND failing_since IS NULL`,
+      values: [delivery.deliveryId, delivery.endpoint.endpointId, outcome.nextAttemptAt, outcome.status, outcome.error, outcome.now]
+    })
+  }
+
+  async disable (endpointId: string, reason: string) {
+    await this.#db.query({
+      text: `WITH dropped AS (DELETE FROM webhook_deliveries WHERE endpoint_id = $1)
+        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE endpoint_id = $1`,
+      values: [endpointId, reason]
+    })
+  }
+}

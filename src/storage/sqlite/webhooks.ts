@@ -1,0 +1,119 @@
+// SQLite webhook endpoints and their pending deliveries; every change is one short transaction.
+import type Database from 'better-sqlite3'
+import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
+import type { WebhookRepository } from '../types.js'
+
+export function sqliteWebhooks (db: Database.Database): WebhookRepository {
+  const count = db.prepare<[], number>('SELECT count(*) FROM webhook_endpoints').pluck()
+  const insert = db.prepare(`INSERT INTO webhook_endpoints (endpoint_id, url, types, description, key_id, secret, status, created_at, position)
+    VALUES (@endpoint_id, @url, @types, @description, @key_id, @secret, 'enabled', @created_at, @position)`)
+  const get = db.prepare<[string], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE endpoint_id = ?')
+  const list = db.prepare<[], WebhookEndpointRow>('SELECT * FROM webhook_endpoints ORDER BY created_at, endpoint_id')
+  const remove = db.prepare<[string]>('DELETE FROM webhook_endpoints WHERE endpoint_id = ?')
+  const rotate = db.prepare<[string, number, string]>(
+    'UPDATE webhook_endpoints SET previous_secret = secret, secret = ?, previous_secret_expires_at = ? WHERE endpoint_id = ?')
+  const enable = db.prepare<[string, string]>(
+    "UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = ? WHERE endpoint_id = ?")
+  const move = db.prepare<[string, string, string]>(
+    "UPDATE webhook_endpoints SET position = ? WHERE endpoint_id = ? AND position = ? AND status = 'enabled'")
+  const queue = db.prepare<[string, string, string, number]>(
+    'INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+  const due = db.prepare<[number, number, number], ClaimedRow>(`
+    SELECT e.*, d.delivery_id, d.position AS delivery_position, d.body, d.attempts + 1 AS attempts
+    FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
+    WHERE e.status = 'enabled' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+    ORDER BY d.next_attempt_at LIMIT ?`)
+  const lease = db.prepare<[number, number | string]>('UPDATE webhook_deliveries SET lease_until = ?, attempts = attempts + 1 WHERE delivery_id = ?')
+  const done = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE delivery_id = ?')
+  const recovered = db.prepare<[string]>('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?')
+  const retry = db.prepare<[number, number | null, string, string]>(
+    'UPDATE webhook_deliveries SET next_attempt_at = ?, lease_until = NULL, last_status = ?, last_error = ? WHERE delivery_id = ?')
+  const failing = db.prepare<[number, string]>('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE endpoint_id = ?')
+  const disable = db.prepare<[string, string]>("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE endpoint_id = ?")
+  const drop = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE endpoint_id = ?')
+
+  const find = (endpointId: string) => {
+    const row = get.get(endpointId)
+    return row === undefined ? null : storedEndpoint(row)
+  }
+  const create = db.transaction((row: WebhookEndpointRow, max: number) => {
+    if (count.get()! >= max) return false
+    insert.run(row)
+    return true
+  })
+  const enqueue = db.transaction((endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number) => {
+    if (move.run(to, endpointId, from).changes === 0) return false
+    for (const event of events) queue.run(endpointId, event.position, event.body, now)
+    return true
+  })
+  const claim = db.transaction((now: number, leaseUntil: number, limit: number) => {
+    const rows = due.all(now, now, limit)
+    for (const row of rows) lease.run(leaseUntil, row.delivery_id)
+    return rows
+  })
+  const succeeded = db.transaction((deliveryId: string, endpointId: string) => {
+    done.run(deliveryId)
+    recovered.run(endpointId)
+  })
+  const failed = db.transaction((deliveryId: string, endpointId: string, status: number | null, error: string, nextAttemptAt: number, now: number) => {
+    retry.run(nextAttemptAt, status, error, deliveryId)
+    failing.run(now, endpointId)
+  })
+  const disabled = db.transaction((endpointId: string, reason: string) => {
+    disable.run(reason, endpointId)
+    drop.run(endpointId)
+  })
+
+  return {
+    async create (endpoint, max) {
+      const row: WebhookEndpointRow = {
+        endpoint_id: endpoint.endpointId,
+        url: endpoint.url,
+        types: endpoint.types.join(' '),
+        description: endpoint.description,
+        key_id: endpoint.keyId,
+        secret: endpoint.secret,
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        status: 'enabled',
+        disabled_reason: null,
+        failing_since: null,
+        created_at: endpoint.createdAt,
+        position: endpoint.position
+      }
+      return create.immediate(row, max) ? storedEndpoint(row) : null
+    },
+    async list () {
+      return list.all().map(storedEndpoint)
+    },
+    async get (endpointId) {
+      return find(endpointId)
+    },
+    async delete (endpointId) {
+      return remove.run(endpointId).changes > 0
+    },
+    async rotate (endpointId, secret, previousExpiresAt) {
+      rotate.run(secret, previousExpiresAt, endpointId)
+      return find(endpointId)
+    },
+    async enable (endpointId, position) {
+      enable.run(position, endpointId)
+      return find(endpointId)
+    },
+    async enqueue (endpointId, from, to, events, now) {
+      return enqueue.immediate(endpointId, from, to, events, now)
+    },
+    async claim (now, leaseUntil, limit) {
+      return claim.immediate(now, leaseUntil, limit).map(claimedDelivery)
+    },
+    async succeeded (delivery) {
+      succeeded.immediate(delivery.deliveryId, delivery.endpoint.endpointId)
+    },
+    async failed (delivery, { status, error, nextAttemptAt, now }) {
+      failed.immediate(delivery.deliveryId, delivery.endpoint.endpointId, status, error, nextAttemptAt, now)
+    },
+    async disable (endpointId, reason) {
+      disabled.immediate(endpointId, reason)
+    }
+  }
+}

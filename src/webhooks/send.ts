@@ -1,0 +1,61 @@
+// One delivery attempt: a POST over node:http(s) whose connection goes through the address policy.
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { isIP } from 'node:net'
+import type { AddressPolicy } from './address-policy.js'
+
+export interface Attempt {
+  /** The status, or null when none came (refused, unreachable, timed out). */
+  status: number | null
+  /** Retry-After in milliseconds, when the answer carried a usable one. */
+  retryAfter: number | null
+  /** Why it failed, for the delivery's last_error; '' on success. */
+  error: string
+}
+
+/** Read at most this much of an answer, then stop reading it: receivers owe us nothing but the status. */
+const bodyCap = 4096
+
+function retryAfter (value: string | undefined, now: number): number | null {
+  if (value === undefined) return null
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? null : Math.max(0, at - now)
+}
+
+export function send (policy: AddressPolicy, target: string, headers: Record<string, string>, body: string,
+  timeout: number, signal: AbortSignal, now: number): Promise<Attempt> {
+  const url = new URL(target)
+  // Node connects to an address literal without asking `lookup`, so the policy sees it here instead.
+  const literal = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  const refused = isIP(literal) === 0 ? null : policy.refusal(url, literal)
+  if (refused !== null) return Promise.resolve({ status: null, retryAfter: null, error: refused })
+  return new Promise(resolve => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      lookup: policy.lookup(url),
+      // No pooled connection: each attempt resolves (and is checked) afresh.
+      agent: false,
+      timeout,
+      signal
+    }, response => {
+      let read = 0
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length
+        if (read > bodyCap) response.destroy()
+      })
+      const status = response.statusCode!
+      const done = () => resolve({
+        status,
+        retryAfter: retryAfter(response.headers['retry-after'], now),
+        error: status >= 200 && status < 300 ? '' : `answered ${status}`
+      })
+      response.on('end', done)
+      response.on('close', done)
+    })
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeout} ms`)))
+    request.on('error', error => resolve({ status: null, retryAfter: null, error: error.message }))
+    request.end(body)
+  })
+}

@@ -1,0 +1,77 @@
+// Two nodes on one PostgreSQL database: each event is queued once per endpoint and each attempt made by one node.
+import t from 'tap'
+import { openPostgresRepositories } from '../src/storage/postgres/index.js'
+import { AddressPolicy } from '../src/webhooks/address-policy.js'
+import { newSecret } from '../src/webhooks/signature.js'
+import { WebhookWorker } from '../src/webhooks/worker.js'
+import { testDatabase, withPostgres } from './postgres.js'
+import { fakeClock, FakeFeed, receiver } from './webhook-helpers.js'
+
+const settings = (url: string) => ({ url, connections: 2, connectTimeout: 2000, statementTimeout: 10_000 })
+
+t.test('two workers racing on one database make every attempt exactly once', t => withPostgres(t, async t => {
+  const url = await testDatabase(t)
+  const feed = new FakeFeed()
+  const clock = fakeClock()
+  // Every event fails once, then succeeds: two attempts per event, each by one node.
+  const seen = new Map<string, number>()
+  const hook = await receiver(t, () => ({ status: 200 }))
+  const failing = await receiver(t, n => ({ status: n <= 60 ? 500 : 200 }))
+  const nodes = await Promise.all([1, 2].map(async () => {
+    const repositories = { ...await openPostgresRepositories(settings(url)), events: feed }
+    t.teardown(() => repositories.close())
+    const worker = new WebhookWorker({
+      repositories,
+      policy: new AddressPolicy(['127.0.0.1']),
+      config: { adminApiKey: 'a'.repeat(40), webhookTimeout: 2000, webhookDisableAfterHours: 120, webhookPollInterval: 1000 },
+      log: { warn: () => {} },
+      clock,
+      random: () => 0.5
+    })
+    return { repositories, worker }
+  }))
+  const [a, b] = nodes as [typeof nodes[0], typeof nodes[0]]
+  for (const target of [hook.url, failing.url]) {
+    await a.repositories.webhooks.create({
+      endpointId: crypto.randomUUID(), url: target, types: ['book.created'], description: null, keyId: 'admin', secret: newSecret(), createdAt: new Date().toISOString(), position: await feed.head()
+    }, 100)
+  }
+  t.equal((await b.repositories.webhooks.list()).length, 2)
+  for (let i = 0; i < 60; i++) feed.add('book.created')
+  await Promise.all([a.worker.runOnce(), b.worker.runOnce(), a.worker.runOnce(), b.worker.runOnce()])
+  for (const { headers } of hook.received) seen.set(String(headers['webhook-id']), (seen.get(String(headers['webhook-id'])) ?? 0) + 1)
+  t.equal(hook.received.length, 60, 'each event delivered once')
+  t.same([...new Set(seen.values())], [1])
+  t.equal(failing.received.length, 60, 'each first attempt made once')
+  clock.advance(5000)
+  await Promise.all([a.worker.runOnce(), b.worker.runOnce()])
+  t.equal(failing.received.length, 120, 'each retry made once')
+  t.equal(new Set(failing.received.slice(60).map(r => r.headers['webhook-id'])).size, 60)
+  const [endpoint] = (await a.repositories.webhooks.list()).filter(e => e.url === failing.url)
+  t.equal(endpoint!.failingSince, null, 'the successes cleared failing_since')
+  t.same(await a.repositories.webhooks.claim(clock.now() + 1e9, clock.now() + 2e9, 10), [], 'nothing left to deliver')
+}))
+
+t.test('the PostgreSQL repository: limit, rotate, enable, disable, delete', t => withPostgres(t, async t => {
+  const repositories = await openPostgresRepositories(settings(await testDatabase(t)))
+  t.teardown(() => repositories.close())
+  const { webhooks } = repositories
+  const endpointId = crypto.randomUUID()
+  const created = await webhooks.create({ endpointId, url: 'https://hooks.example.org/', types: ['book.created', 'book.deleted'], description: 'd', keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1)
+  t.match(created, { endpointId, types: ['book.created', 'book.deleted'], createdAt: '2026-11-24T00:00:00.000Z', status: 'enabled', failingSince: null })
+  t.equal(await webhooks.create({ endpointId: crypto.randomUUID(), url: 'u', types: ['book.created'], description: null, keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1), null, 'the limit')
+  t.match(await webhooks.rotate(endpointId, 's2', 1234), { secret: 's2', previousSecret: 's', previousSecretExpiresAt: 1234 })
+  t.equal(await webhooks.enqueue(endpointId, '0', '2', [{ position: '1', body: '{}' }], 0), true)
+  t.equal(await webhooks.enqueue(endpointId, '0', '3', [{ position: '1', body: '{}' }], 0), false, 'the cursor moved on')
+  const [claimed] = await webhooks.claim(10, 100, 5)
+  await webhooks.failed(claimed!, { status: 500, error: 'answered 500', nextAttemptAt: 50, now: 10 })
+  t.equal((await webhooks.get(endpointId))!.failingSince, 10)
+  await webhooks.disable(endpointId, 'failing')
+  t.match(await webhooks.get(endpointId), { status: 'disabled', disabledReason: 'failing' })
+  t.same(await webhooks.claim(1000, 2000, 5), [])
+  t.match(await webhooks.enable(endpointId, '9'), { status: 'enabled', disabledReason: null, failingSince: null, position: '9' })
+  t.equal(await webhooks.rotate(crypto.randomUUID(), 'x', 1), null)
+  t.equal(await webhooks.delete(endpointId), true)
+  t.equal(await webhooks.delete(endpointId), false)
+  t.equal(await webhooks.get(endpointId), null)
+}))
