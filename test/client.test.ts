@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { createClient, type ClientOptions, ProblemError, type StudentReplacement } from '../client/src/index.js'
 import { type Config, loadConfig } from '../src/config.js'
-import { ada, adminKey, dune } from './helper.js'
+import { ada, adminKey, dune, eventually } from './helper.js'
 
 async function listen (t: Test, overrides: Partial<Config> = {}): Promise<string> {
   const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey, opsPort: 'off', ...overrides }))
@@ -161,8 +161,7 @@ t.test('follow() yields every event live, reconnects from the last id when the s
   })
   const first = (await client.POST('/books', { body: { title: 'Before', author: 'A' } })).data!
   // Taken once the first event is readable (on PostgreSQL, once older transactions on the server have ended).
-  let page = (await client.GET('/events')).data!
-  while (page.items.length === 0) page = (await client.GET('/events')).data!
+  const page = await eventually(async () => (await client.GET('/events')).data!, page => page.items.length > 0, 'the first event readable')
   const start = page.items[0]!.id
   const controller = new AbortController()
   const seen: string[] = []

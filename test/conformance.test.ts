@@ -1,7 +1,7 @@
 // Schema-driven conformance: valid requests derived from openapi.yaml's examples and schemas succeed, round-trip and conform.
 import t from 'tap'
 import { operationFor, resolve, spec, validatorAt } from './contract.js'
-import { build } from './helper.js'
+import { build, eventually } from './helper.js'
 
 type Json = Record<string, any>
 
@@ -195,8 +195,7 @@ t.test('the feed and the webhook endpoints answer valid requests as declared', a
 
   await request({ method: 'POST', url: '/books', payload: { title: 'Dune', author: 'Frank Herbert' } })
   // On PostgreSQL the event is readable once older transactions on the server (other tests') have ended.
-  let page = await request({ method: 'GET', url: '/events?limit=1&types=book.created' })
-  while (page.json().items.length === 0) page = await request({ method: 'GET', url: '/events?limit=1&types=book.created' })
+  const page = await eventually(async () => await request({ method: 'GET', url: '/events?limit=1&types=book.created' }), page => page.json().items.length > 0, 'the event readable')
   t.equal(page.json().items[0].type, 'book.created')
   // HEAD answers what a GET of the stream would, without holding a stream open.
   const stream = await request({ method: 'HEAD', url: `/events/stream?after=${page.json().next_cursor}` })

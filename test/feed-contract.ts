@@ -5,6 +5,7 @@ import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } fro
 import { eventEnvelope, eventSource, eventTypes, type EventType } from '../src/storage/events.js'
 import type { BookValues, EventFeed, IdempotencyEntry, Repositories, StoredEvent, StudentValues, Versioned } from '../src/storage/types.js'
 import type { FreshDatabase, OpenStorage } from './storage-contract.js'
+import { eventually } from './helper.js'
 
 const book = (overrides: Partial<BookValues> = {}): BookValues => ({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: 1965, ...overrides })
 const student = (overrides: Partial<StudentValues> = {}): StudentValues => ({ name: 'Ada', email: 'ada@example.org', enrollment_year: 2025, status: 'active', ...overrides })
@@ -34,16 +35,9 @@ export async function readAll (feed: EventFeed, after: string, types: readonly s
   }
 }
 
-/**
- * Waits until `count` events after `after` can be read. On PostgreSQL a commit becomes readable once
- * every transaction older than it, in any database of the server, has ended: the tests of other files
- * running beside this one can hold it back a while (on SQLite it is readable at once).
- */
+/** Waits until `count` events after `after` can be read (on PostgreSQL, see eventually()). */
 export async function settled (feed: EventFeed, after: string, count: number): Promise<void> {
-  for (const deadline = Date.now() + 30_000; (await readAll(feed, after)).events.length < count;) {
-    if (Date.now() > deadline) throw new Error(`${count} events were not readable within 30 s`)
-    await sleep(20)
-  }
+  await eventually(async () => await readAll(feed, after), all => all.events.length >= count, `${count} events readable`)
 }
 
 /** What a record write answers, as the event about it must carry it. */

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
@@ -69,6 +70,20 @@ export function tempDatabase (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return join(dir, 'data.sqlite')
+}
+
+/**
+ * Reads until `done` holds of what `read` returns: every 100 ms, for at most 30 s. For the change feed on PostgreSQL,
+ * where a commit becomes readable once every older transaction on the server has ended (the tests of other files
+ * running beside this one can hold it back a while); the pace keeps a key well inside its rate limit.
+ */
+export async function eventually<T> (read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  for (const deadline = Date.now() + 30_000; ;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`${what}: not within 30 s`)
+    await sleep(100)
+  }
 }
 
 export const dune = { title: 'Dune', author: 'Frank Herbert', isbn: '978-0-441-01359-3', published_year: 1965 }
