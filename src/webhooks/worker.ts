@@ -1,4 +1,5 @@
 // The webhook delivery worker: queues new feed events per endpoint, then makes the due attempts, signed and retried.
+import { setMaxListeners } from 'node:events'
 import type { Config } from '../config.js'
 import { eventJson } from '../storage/events.js'
 import type { ClaimedDelivery, Repositories, StoredWebhookEndpoint } from '../storage/types.js'
@@ -78,6 +79,9 @@ export class WebhookWorker {
     this.#clock = clock
     this.#random = random
     this.#log = log
+    // Every attempt of a batch listens to this one signal until its socket has closed, which can be just after the
+    // next batch began: up to two batches' worth is the design, not a leak (Node warns past 10).
+    setMaxListeners(2 * batch, this.#abort.signal)
     this.#lease = config.webhookTimeout * 2 + 30 * second
   }
 
