@@ -10,8 +10,6 @@ import { runBackup } from '../src/backup-cli.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { type Book, post, start, stop } from './process.js'
 
-t.setTimeout(60_000)
-
 /** runBackup as `npm run backup -- …args` with DATABASE_PATH set to databasePath (or unset). */
 async function backup (args: string[], databasePath: string | undefined): Promise<{ code: number, stdout: string, stderr: string }> {
   let stdout = ''

@@ -9,8 +9,6 @@ import t from 'tap'
 import { adminKey } from './helper.js'
 import { allBooks, type Book, post, type Running, start, stop, until } from './process.js'
 
-t.setTimeout(60_000)
-
 /**
  * A create whose headers the server has read (it answered 100 Continue), so it is in flight for
  * sure, and whose body is sent when the test says (`slow.end(body)`).
