@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { createKey, type Scope } from '../src/api-keys.js'
 import type { Config } from '../src/config.js'
+import { readScan as postgresReadScan } from '../src/storage/postgres/events.js'
+import { scanLimit as sqliteScanLimit } from '../src/storage/sqlite/events.js'
 import { adminKey, ada, build, dune, eventually, openTestRepositories } from './helper.js'
 import { settled } from './feed-contract.js'
 import { eventsOf, openStream } from './sse.js'
@@ -165,6 +167,23 @@ t.test('shutdown ends open streams at once, cleanly', async t => {
   // Without ending them, close() would wait for streams that live an hour; the bound leaves room for a loaded machine.
   t.ok(Date.now() - started < 5000, `closed in ${Date.now() - started} ms`)
   t.same(await Promise.all(streams.map(s => s.ended)), ['end', 'end', 'end'])
+})
+
+t.test('a stream whose types leave out a long run of events finds the one after it without waiting for a write', async t => {
+  // Heartbeats far apart: each also lets the stream read again, which would hide a stream waiting for news it need not.
+  const api = await streamingApp(t, { eventStreamHeartbeat: 60_000 })
+  const start = await api.repositories.events.head()
+  // Several times what one read of either engine scans: each read ends empty-handed before the head.
+  const leftOut = 3 * Math.max(sqliteScanLimit, postgresReadScan) + 1
+  for (let i = 0; i < leftOut; i += 500) {
+    await Promise.all(Array.from({ length: Math.min(500, leftOut - i) }, (_, j) => api.repositories.books.create({ ...dune, isbn: null, title: `Left out ${i + j}` })))
+  }
+  const student = await api.createStudent()
+  await settled(api.repositories.events, start, leftOut + 1)
+  const stream = await api.stream(`?after=${start}&types=student.created`)
+  t.teardown(() => stream.close())
+  const [event] = eventsOf(await stream.waitFor(f => eventsOf(f).length === 1, 10_000))
+  t.equal(JSON.parse(event!.data!).data.id, student.student_id, 'the student\'s event arrives, with nothing written after it')
 })
 
 t.test('a stalled consumer cannot slow the others: they get everything, it is cut off, then resumes without loss', async t => {

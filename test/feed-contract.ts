@@ -24,13 +24,13 @@ function entry (key: string) {
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
-/** Every event after `after` of `types`, page by page, and the position the last page ended at. */
+/** Every event after `after` of `types`, page by page until one says there is no more, and the position it ended at. */
 export async function readAll (feed: EventFeed, after: string, types: readonly string[] = allTypes, limit = 100): Promise<{ events: StoredEvent[], next: string }> {
   const events: StoredEvent[] = []
   for (let from = after; ;) {
     const page = await feed.read(from, types, limit)
     events.push(...page.events)
-    if (page.events.length === 0 && page.next === from) return { events, next: from }
+    if (!page.more) return { events, next: page.next }
     from = page.next
   }
 }
@@ -70,7 +70,7 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
     const { books, students, events } = await opened(t)
     const start = await events.head()
     t.equal(await events.check(start), 'current', 'the empty feed has a head one may resume from')
-    t.same(await events.read(start, allTypes, 10), { events: [], next: start }, 'nothing to read yet')
+    t.same(await events.read(start, allTypes, 10), { events: [], next: start, more: false }, 'nothing to read yet')
 
     const created = await books.create(book({ isbn: '9780441013593' }))
     const id = created.record.book_id
@@ -121,7 +121,7 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
     t.equal(await books.delete(missing, null), false)
     await t.rejects(books.create(book({ title: 'Keyed again' }), entry('k1')), new IdempotencyKeyTakenError())
 
-    t.same(await events.read(head, allTypes, 10), { events: [], next: head }, 'nothing after the head')
+    t.same(await events.read(head, allTypes, 10), { events: [], next: head, more: false }, 'nothing after the head')
     t.equal(await events.head(), head, 'the head did not move')
   })
 
@@ -161,7 +161,7 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
         if (JSON.stringify(everything.events.map(e => e.type)) !== JSON.stringify(expected)) return false
         const paged = await readAll(events, start, types, limit)
         const wanted = everything.events.filter(e => types.includes(e.type as EventType))
-        // Every page ends where the next begins: no event twice, none skipped, and the end is the head.
+        // Every page ends where the next begins: no event twice, none skipped, and only a read that reached the head says it has no more.
         return JSON.stringify(paged.events) === JSON.stringify(wanted) && paged.next === everything.next && paged.next === await events.head()
       }
     // Twenty runs reach every page size and type set often enough; each write is a round trip on PostgreSQL.
@@ -179,12 +179,15 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
     const none = await events.read(start, [], 10)
     t.same(none.events, [], 'no types, no events')
     t.equal(none.next, await events.head(), 'but the position moves to the head')
+    t.equal(none.more, false, 'and says there is no more')
     const page = await events.read(start, ['book.created'], 10)
     t.same(page.events.map(e => e.type), ['book.created'])
     t.equal(page.next, await events.head(), 'past the student after the book')
-    t.same(await events.read(page.next, allTypes, 10), { events: [], next: page.next }, 'nothing is left behind it')
+    t.equal(page.more, false)
+    t.same(await events.read(page.next, allTypes, 10), { events: [], next: page.next, more: false }, 'nothing is left behind it')
     const full = await events.read(start, ['student.created'], 1)
     t.equal(full.next, full.events[0]!.position, 'a full page ends at its last event')
+    t.equal(full.more, true, 'and says there may be more')
   })
 
   t.test('check: garbage is invalid; another feed\'s positions are gone', async t => {

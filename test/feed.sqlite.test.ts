@@ -38,8 +38,10 @@ t.test('a read scans a bounded number of rows however many its types leave out',
   const first = await repositories.events.read(head, ['student.created'], 10)
   t.same(first.events, [], 'none in the first scan')
   t.not(first.next, head, 'but the position moved past the rows scanned')
+  t.equal(first.more, true, 'and the read says it stopped short of the head')
   const second = await repositories.events.read(first.next, ['student.created'], 10)
   t.equal(second.events.length, 1, 'the next read finds it')
+  t.equal(second.more, false, 'and reached the head')
 })
 
 t.test('events another process commits to the file are read, in order', async t => {

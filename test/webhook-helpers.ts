@@ -31,7 +31,7 @@ export class FakeFeed implements EventFeed {
     const rest = this.events.filter(e => e.position > after)
     const page = rest.slice(0, limit)
     const next = page.length === limit ? page.at(-1)!.position : await this.head()
-    return { events: page.filter(e => types.includes(e.type)), next }
+    return { events: page.filter(e => types.includes(e.type)), next, more: page.length === limit }
   }
 
   async prune () { return 0 }

@@ -218,8 +218,8 @@ class FeedStream {
         const frames = page.events.map(({ position, type, envelope }) => `id: ${position}\nevent: ${type}\ndata: ${eventJson(position, envelope)}\n\n`)
         if (!this.body.push(frames.join('')) && !await this.#drained()) return
       }
-      // A full page, or news that came while reading (which this read may not have seen): read on at once.
-      if (page.events.length === pageSize || wakes !== this.#coordinator.wakes()) continue
+      // A read that stopped short of the head, or news that came while reading (which it may not have seen): read on at once.
+      if (page.more || wakes !== this.#coordinator.wakes()) continue
       await this.#news()
     }
   }

@@ -121,6 +121,11 @@ export interface EventPage {
    * `after` only when nothing newer can be read yet.
    */
   next: string
+  /**
+   * Whether the read stopped before the head it saw (a full page, or the bound on the rows one read
+   * scans): a reader that wants everything reads again from `next` at once rather than wait for news.
+   */
+  more: boolean
 }
 
 /** What a position names, for a reader resuming from it. */

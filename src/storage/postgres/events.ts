@@ -82,7 +82,7 @@ export class PostgresEventFeed implements EventFeed {
    */
   async read (after: string, types: readonly string[], limit: number): Promise<EventPage> {
     const from = this.#parse(after)
-    const { rows } = await this.#reads.query<PositionRow & { type: string | null, envelope: string | null }>({
+    const { rows } = await this.#reads.query<PositionRow & { type: string | null, envelope: string | null, bounded: boolean | null }>({
       name: 'events-read',
       text: `WITH scanned AS MATERIALIZED (
           SELECT xid, seq, type, envelope FROM events
@@ -95,16 +95,17 @@ export class PostgresEventFeed implements EventFeed {
         ), ended AS (
           SELECT xid, seq FROM last UNION ALL SELECT xid, seq FROM (${head}) AS h WHERE NOT EXISTS (SELECT 1 FROM last)
         )
-        SELECT xid, seq, type, envelope FROM (
-          SELECT 0 AS part, xid, seq, type, envelope FROM picked
-          UNION ALL SELECT 1, xid, seq, NULL, NULL FROM ended
+        SELECT xid, seq, type, envelope, bounded FROM (
+          SELECT 0 AS part, xid, seq, type, envelope, NULL AS bounded FROM picked
+          UNION ALL SELECT 1, xid, seq, NULL, NULL, (SELECT count(*) FROM scanned) = ${readScan} FROM ended
         ) AS answer ORDER BY part, xid, seq`,
       values: [from.xid.toString(), from.seq.toString(), types, limit]
     })
+    // The last row is where the scan ended, and whether it stopped at its bound rather than the head.
     const ended = rows.pop()!
     const events = rows.map(row => ({ position: this.#position(row), type: row.type!, envelope: row.envelope! }))
-    const next = events.length === limit ? events.at(-1)!.position : this.#position(ended)
-    return { events, next }
+    const full = events.length === limit
+    return { events, next: full ? events.at(-1)!.position : this.#position(ended), more: full || ended.bounded! }
   }
 
   /**

@@ -99,14 +99,16 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
     const from = this.#seqOf(after)!
     const events: StoredEvent[] = []
     let last = from
+    let scanned = 0
     // One statement, so one snapshot: nothing another process commits meanwhile falls between two reads.
     for (const [seq, type, envelope] of this.#scan.iterate({ after: from, types: `,${types.join(',')},`, scan: scanLimit })) {
       last = seq
+      scanned++
       if (envelope === null) continue
       events.push({ position: this.#position(seq), type, envelope })
       if (events.length === limit) break
     }
-    return { events, next: this.#position(last) }
+    return { events, next: this.#position(last), more: events.length === limit || scanned === scanLimit }
   }
 
   async prune (before: number): Promise<number> {
