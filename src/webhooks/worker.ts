@@ -156,11 +156,11 @@ export class WebhookWorker {
       return
     }
     for (let page = 0; page < pagesPerRun; page++) {
-      const { events: found, next } = await events.read(from, types, pageSize)
+      const { events: found, next, more } = await events.read(from, types, pageSize)
       if (next === from) return
       const queued = found.map(event => ({ position: event.position, body: eventJson(event.position, event.envelope) }))
       // Another node moved the cursor first: it has queued these, and carries on from there.
-      if (!await webhooks.enqueue(endpoint.endpointId, from, next, queued, this.#clock.now())) return
+      if (!await webhooks.enqueue(endpoint.endpointId, from, next, queued, this.#clock.now()) || !more) return
       from = next
     }
   }
