@@ -196,6 +196,47 @@ t.test('follow() throws the problem of a refused stream (a 410 means re-list)', 
   t.pass('an aborted follow() yields nothing')
 })
 
+t.test('follow() waits out a 5xx (after its Retry-After, or the stream\'s retry) and resumes from the last id', async t => {
+  const controller = new AbortController()
+  const event = (id: string) => `id: ${id}\ndata: {"id":"${id}","type":"book.created"}\n\n`
+  const problem = (status: number) => JSON.stringify({ type: 'about:blank', title: 'Server trouble', status })
+  // What a load balancer and the service answer while nodes restart and a database comes back, in turn.
+  const answers = [
+    () => new Response('<html>502 Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html', 'retry-after': '0' } }),
+    () => new Response(`retry: 10\n\n${event('a-1')}`, { status: 200, headers: { 'content-type': 'text/event-stream' } }),
+    () => new Response(problem(500), { status: 500, headers: { 'content-type': 'application/problem+json' } }),
+    () => new Response(problem(503), { status: 503, headers: { 'content-type': 'application/problem+json', 'retry-after': '0' } }),
+    () => new Response(event('a-2'), { status: 200, headers: { 'content-type': 'text/event-stream' } })
+  ]
+  const sent: string[] = []
+  const client = createClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async request => {
+      sent.push(request.headers.get('last-event-id') ?? 'none')
+      return answers[sent.length - 1]!()
+    }
+  })
+  const ids: string[] = []
+  for await (const { id } of client.follow({ signal: controller.signal })) {
+    ids.push(id)
+    if (ids.length === 2) controller.abort()
+  }
+  t.same(ids, ['a-1', 'a-2'], 'every event, once, across the failures')
+  t.same(sent, ['none', 'none', 'a-1', 'a-1', 'a-1'], 'each reconnection resumes from the last id received')
+})
+
+t.test('follow() throws a refusal whose body is no problem document as about:blank with its status', async t => {
+  for (const [response, title] of [
+    [new Response('<html>Not Found</html>', { status: 404, statusText: 'Not Found', headers: { 'content-type': 'text/html' } }), 'Not Found'],
+    [new Response('{"error":"unauthorized"}', { status: 401, headers: { 'content-type': 'application/json' } }), 'HTTP 401']
+  ] as const) {
+    const client = createClient({ baseUrl: 'http://127.0.0.1:9', fetch: async () => response })
+    await t.rejects(async () => {
+      for await (const event of client.follow()) t.fail(`no event expected: ${event.id}`)
+    }, { name: 'ProblemError', problem: { type: 'about:blank', title, status: response.status } }, `a ${response.status} from a proxy`)
+  }
+})
+
 t.test('follow() reads frames as the HTML standard parses them: any line ending, bare fields, several data lines, comments', async t => {
   const controller = new AbortController()
   const stream = 'retry: soon\r\n: a comment\r\nid: a-1\r\ndata: {"id":"a-1",\r\ndata: "type":"book.created"}\r\n\r\nid\rdata:{"id":"a-2","type":"book.deleted"}\r\r'

@@ -61,9 +61,10 @@ export interface BooksStudentsClient extends Client<paths> {
   /**
    * Every event from `after` on, live, in the feed's order: reads /events/stream and, whenever the
    * stream ends or the connection drops, reconnects with the last id it saw, so nothing is missed or
-   * repeated. Store `event.id` once an event is processed and pass it as `after` when starting again.
-   * A problem answer is thrown as a ProblemError: a 410 (`/problems/cursor-expired`) means re-list, then
-   * follow from the list's `Events-Cursor`.
+   * repeated; a 5xx answer (a gateway while nodes restart, a fault at the server) is waited out the same
+   * way, after its Retry-After when it gives one. Store `event.id` once an event is processed and pass
+   * it as `after` when starting again. A refusal (4xx) is thrown as a ProblemError: a 410
+   * (`/problems/cursor-expired`) means re-list, then follow from the list's `Events-Cursor`.
    */
   follow (options?: FollowOptions): AsyncGenerator<Event, void, undefined>
   /**
@@ -123,7 +124,14 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
         await pause(retry, signal)
         continue
       }
-      if (response.status !== 200) throw new ProblemError(await response.json() as Problem)
+      if (response.status >= 500) {
+        // A fault on the way or at the server (a gateway while nodes restart, a database coming back), not a
+        // refusal: wait as it asks, or as for a dropped connection, then resume from the last id.
+        await response.body?.cancel()
+        await pause(retryAfter(response) ?? retry, signal)
+        continue
+      }
+      if (response.status !== 200) throw new ProblemError(await problemOf(response))
       try {
         for await (const frame of frames(response.body!)) {
           if (frame.retry !== undefined) retry = frame.retry
@@ -139,6 +147,22 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
   }
 
   return Object.assign(client, { all, follow })
+}
+
+/** Retry-After in milliseconds, when it gives a number of seconds. */
+function retryAfter (response: Response): number | undefined {
+  const seconds = response.headers.get('retry-after')
+  return seconds !== null && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : undefined
+}
+
+/** The answer's problem details; for a body that is none (a proxy's page), RFC 9457's about:blank for its status. */
+async function problemOf (response: Response): Promise<Problem> {
+  const text = await response.text()
+  try {
+    const body = JSON.parse(text) as Problem
+    if (typeof body === 'object' && body !== null && body.status === response.status) return body
+  } catch {}
+  return { type: 'about:blank', title: response.statusText === '' ? `HTTP ${response.status}` : response.statusText, status: response.status }
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
