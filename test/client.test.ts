@@ -1,5 +1,6 @@
 // The client SDK (client/src) against the service on a real port: every operation, typed problems, paging and auth.
 // test/client-package.test.ts installs the packed package in a project of its own, as a user would.
+import { getEventListeners } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
@@ -13,6 +14,15 @@ async function listen (t: Test, overrides: Partial<Config> = {}): Promise<string
   await app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 }
+
+/** A 200 event stream whose body comes in these chunks. */
+const streamOf = (chunks: string[]) => new Response(new ReadableStream({
+  pull: controller => {
+    const chunk = chunks.shift()
+    if (chunk === undefined) controller.close()
+    else controller.enqueue(new TextEncoder().encode(chunk))
+  }
+}), { status: 200, headers: { 'content-type': 'text/event-stream' } })
 
 t.test('every operation works through the client on a real socket', async t => {
   const client = createClient({ baseUrl: await listen(t), apiKey: adminKey })
@@ -225,6 +235,27 @@ t.test('follow() waits out a 5xx (after its Retry-After, or the stream\'s retry)
   t.same(sent, ['none', 'none', 'a-1', 'a-1', 'a-1'], 'each reconnection resumes from the last id received')
 })
 
+t.test('follow() leaves no listener on the caller\'s signal behind, however often it reconnects', async t => {
+  const controller = new AbortController()
+  const listening: number[] = []
+  let n = 0
+  const client = createClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async () => {
+      listening.push(getEventListeners(controller.signal, 'abort').length)
+      n++
+      return streamOf([`retry: 0\n\nid: e-${n}\ndata: {"id":"e-${n}"}\n\n`])
+    }
+  })
+  let events = 0
+  for await (const event of client.follow({ signal: controller.signal })) {
+    if (++events === 50) controller.abort()
+    t.equal(event.id, `e-${events}`)
+  }
+  t.equal(n, 50, 'a connection per event, each stream ending after one')
+  t.ok(Math.max(...listening) <= 1, `listeners on the signal at each connection: at most ${Math.max(...listening)}`)
+})
+
 t.test('follow() throws a refusal whose body is no problem document as about:blank with its status', async t => {
   for (const [response, title] of [
     [new Response('<html>Not Found</html>', { status: 404, statusText: 'Not Found', headers: { 'content-type': 'text/html' } }), 'Not Found'],
@@ -255,6 +286,28 @@ t.test('follow() reads frames as the HTML standard parses them: any line ending,
   }
   t.same(events, [{ id: 'a-1', type: 'book.created' }, { id: 'a-2', type: 'book.deleted' }], 'CRLF and CR end lines; data lines join with a line feed')
   t.same(sent, ['none'], 'one connection, from now')
+
+  // The same text cut into chunks at every place, a CRLF's two halves included: still the same two events.
+  const text = stream + 'id: a-3\r\ndata: {"id":"a-3"}\r\n\r'
+  for (let cut = 1; cut < text.length; cut++) {
+    const chunks = [text.slice(0, cut), text.slice(cut)]
+    const stop = new AbortController()
+    const split = createClient({
+      baseUrl: 'http://127.0.0.1:9',
+      // One connection: a second one means the first broke.
+      fetch: async () => {
+        if (chunks.length < 2) stop.abort()
+        return streamOf(chunks)
+      }
+    })
+    const ids: string[] = []
+    for await (const event of split.follow({ signal: stop.signal })) {
+      ids.push(event.id)
+      if (ids.length === 3) stop.abort()
+    }
+    if (JSON.stringify(ids) !== '["a-1","a-2","a-3"]') t.fail(`cut at ${cut} (${JSON.stringify([text.slice(0, cut), text.slice(cut)])}): ${JSON.stringify(ids)}`)
+  }
+  t.pass('a chunk boundary anywhere, inside a CRLF too, changes no event; a last CR ends its line')
 
   // An abort that comes while connecting ends the iteration, with nothing yielded and nothing thrown.
   const aborting = new AbortController()

@@ -105,31 +105,45 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
     // A function, not the property: an abort happens between awaits, where TypeScript's narrowing cannot see it.
     const aborted = () => signal?.aborted === true
     while (!aborted()) {
-      const query = new URLSearchParams(types === undefined ? [] : [['types', types.join(',')]])
-      const request = new Request(`${options.baseUrl.replace(/\/$/, '')}/events/stream?${query}`, {
-        headers: {
-          accept: 'text/event-stream',
-          ...options.headers,
-          ...(options.apiKey !== undefined && { authorization: `Bearer ${options.apiKey}` }),
-          ...(position !== undefined && { 'last-event-id': position })
-        },
-        ...(signal !== undefined && { signal })
-      })
+      // Each connection gets a signal of its own, tied to the caller's only while it lasts: a Request keeps
+      // a listener on the signal it is given, and a follower reconnects on one signal for months.
+      const connection = new AbortController()
+      const cut = () => { connection.abort() }
+      signal?.addEventListener('abort', cut, { once: true })
+      let wait: number
+      try {
+        const query = new URLSearchParams(types === undefined ? [] : [['types', types.join(',')]])
+        const request = new Request(`${options.baseUrl.replace(/\/$/, '')}/events/stream?${query}`, {
+          headers: {
+            accept: 'text/event-stream',
+            ...options.headers,
+            ...(options.apiKey !== undefined && { authorization: `Bearer ${options.apiKey}` }),
+            ...(position !== undefined && { 'last-event-id': position })
+          },
+          signal: connection.signal
+        })
+        wait = yield * connect(request)
+      } finally {
+        signal?.removeEventListener('abort', cut)
+      }
+      if (aborted()) return
+      await pause(wait, signal)
+    }
+
+    /** One connection: its events, then how long to wait before the next (a refusal is thrown). */
+    async function * connect (request: Request): AsyncGenerator<Event, number, undefined> {
       let response: Response
       try {
         response = await fetchStream(request)
       } catch {
-        if (aborted()) return
         // The network failed (a node went away): the next connection resumes where this one stopped.
-        await pause(retry, signal)
-        continue
+        return retry
       }
       if (response.status >= 500) {
         // A fault on the way or at the server (a gateway while nodes restart, a database coming back), not a
         // refusal: wait as it asks, or as for a dropped connection, then resume from the last id.
         await response.body?.cancel()
-        await pause(retryAfter(response) ?? retry, signal)
-        continue
+        return retryAfter(response) ?? retry
       }
       if (response.status !== 200) throw new ProblemError(await problemOf(response))
       try {
@@ -137,12 +151,13 @@ export function createClient (options: ClientOptions): BooksStudentsClient {
           if (frame.retry !== undefined) retry = frame.retry
           if (frame.id !== undefined) position = frame.id
           if (frame.data !== undefined) yield JSON.parse(frame.data) as Event
+          // Stopped while the caller held the event: read no further (leaving the loop cancels the body).
+          if (aborted()) break
         }
       } catch {
-        // Cut off mid-stream: reconnect from the last id, unless the caller stopped.
-        if (aborted()) return
+        // Cut off mid-stream: the next connection resumes from the last id.
       }
-      await pause(retry, signal)
+      return retry
     }
   }
 
@@ -165,14 +180,17 @@ async function problemOf (response: Response): Promise<Problem> {
   return { type: 'about:blank', title: response.statusText === '' ? `HTTP ${response.status}` : response.statusText, status: response.status }
 }
 
-/** Waits `ms`, or less when `signal` aborts. */
+/** Waits `ms`, or less when `signal` aborts (it has not yet: callers check). */
 async function pause (ms: number, signal: AbortSignal | undefined): Promise<void> {
   await new Promise<void>(resolve => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => {
+    // Either way the listener goes: a follower pauses at every reconnection, for months, on one signal.
+    const done = () => {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
       resolve()
-    }, { once: true })
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
   })
 }
 
@@ -180,27 +198,35 @@ interface Frame { id?: string, data?: string, retry?: number }
 
 /** Server-Sent Events frames as the HTML standard parses them: fields up to a blank line; comments skipped. */
 async function * frames (body: ReadableStream<Uint8Array>): AsyncGenerator<Frame, void, undefined> {
+  let frame: Frame = {}
+  for await (const line of lines(body)) {
+    if (line === '') {
+      yield frame
+      frame = {}
+      continue
+    }
+    const colon = line.indexOf(':')
+    if (colon === 0) continue
+    const field = colon < 0 ? line : line.slice(0, colon)
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
+    if (field === 'id') frame.id = value
+    else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`
+    else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value)
+  }
+}
+
+/** The body's lines, each ended by CRLF, CR or LF; an unended last line is dropped, as the standard says. */
+async function * lines (body: ReadableStream<Uint8Array>): AsyncGenerator<string, void, undefined> {
   const decoder = new TextDecoder()
   let buffer = ''
-  let frame: Frame = {}
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true })
     let end: number
-    while ((end = buffer.search(/\r\n|\r|\n/)) >= 0) {
-      const line = buffer.slice(0, end)
+    // A CR that ends the text so far may be the first half of a CRLF split across chunks: the next one tells.
+    while ((end = buffer.search(/\r\n|\r(?!$)|\n/)) >= 0) {
+      yield buffer.slice(0, end)
       buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1))
-      if (line === '') {
-        yield frame
-        frame = {}
-        continue
-      }
-      const colon = line.indexOf(':')
-      if (colon === 0) continue
-      const field = colon < 0 ? line : line.slice(0, colon)
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
-      if (field === 'id') frame.id = value
-      else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`
-      else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value)
     }
   }
+  if (buffer.endsWith('\r')) yield buffer.slice(0, -1)
 }
