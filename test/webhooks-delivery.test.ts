@@ -1,8 +1,10 @@
 // Webhook delivery: signed attempts, the retry schedule on a fake clock, disabling, restarts, and the SSRF guard at connection time.
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { createKey } from '../src/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { AddressPolicy, type Resolve } from '../src/webhooks/address-policy.js'
+import { send } from '../src/webhooks/send.js'
 import { newSecret } from '../src/webhooks/signature.js'
 import { retryDelay, retrySchedule, WebhookWorker } from '../src/webhooks/worker.js'
 import { tempDatabase } from './helper.js'
@@ -157,6 +159,27 @@ t.test('a receiver that does not answer in WEBHOOK_TIMEOUT_MS fails the attempt'
   await worker.runOnce()
   t.equal(hook.received.length, 2)
   t.equal((await get(endpointId)).failingSince, null)
+})
+
+t.test('WEBHOOK_TIMEOUT_MS bounds the whole attempt: a receiver trickling its answer cannot hold it past the deadline', async t => {
+  // Each byte comes well within the deadline, as an idle timeout would allow; the answer as a whole, long after.
+  const server = createNetServer(socket => {
+    socket.once('data', () => {
+      const answer = 'HTTP/1.1 200 OK\r\nX-Slowly: ' + 'x'.repeat(40) + '\r\ncontent-length: 0\r\n\r\n'
+      let sent = 0
+      const drip = setInterval(() => {
+        if (socket.destroyed || sent === answer.length) return clearInterval(drip)
+        socket.write(answer[sent++]!)
+      }, 25)
+      socket.on('close', () => clearInterval(drip))
+      socket.on('error', () => {})
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => server.close(() => resolve())))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
+  const attempt = await send(new AddressPolicy(['127.0.0.1']), url, {}, '{}', 200, new AbortController().signal, Date.now())
+  t.same(attempt, { status: null, retryAfter: null, error: 'no answer within 200 ms' })
 })
 
 t.test('an endpoint whose key is revoked is disabled (key_revoked), at fan-out or at delivery', async t => {

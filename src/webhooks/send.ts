@@ -13,9 +13,6 @@ export interface Attempt {
   error: string
 }
 
-/** Read at most this much of an answer, then stop reading it: receivers owe us nothing but the status. */
-const bodyCap = 4096
-
 function retryAfter (value: string | undefined, now: number): number | null {
   if (value === undefined) return null
   if (/^\d+$/.test(value.trim())) return Number(value) * 1000
@@ -37,25 +34,21 @@ export function send (policy: AddressPolicy, target: string, headers: Record<str
       lookup: policy.lookup(url),
       // No pooled connection: each attempt resolves (and is checked) afresh.
       agent: false,
-      timeout,
       signal
     }, response => {
-      let read = 0
-      response.on('data', (chunk: Buffer) => {
-        read += chunk.length
-        if (read > bodyCap) response.destroy()
-      })
+      // The status is the answer: receivers owe us no body, and one read slowly would hold the attempt.
       const status = response.statusCode!
-      const done = () => resolve({
-        status,
-        retryAfter: retryAfter(response.headers['retry-after'], now),
-        error: status >= 200 && status < 300 ? '' : `answered ${status}`
-      })
-      response.on('end', done)
-      response.on('close', done)
+      finish({ status, retryAfter: retryAfter(response.headers['retry-after'], now), error: status >= 200 && status < 300 ? '' : `answered ${status}` })
     })
-    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeout} ms`)))
-    request.on('error', error => resolve({ status: null, retryAfter: null, error: error.message }))
+    // One deadline for the whole attempt (lookup, connection, request, answer), not an idle timeout: a
+    // receiver that trickles its answer a byte at a time would otherwise hold the attempt past its lease.
+    const deadline = setTimeout(() => finish({ status: null, retryAfter: null, error: `no answer within ${timeout} ms` }), timeout)
+    const finish = (attempt: Attempt) => {
+      clearTimeout(deadline)
+      resolve(attempt)
+      request.destroy()
+    }
+    request.on('error', error => finish({ status: null, retryAfter: null, error: error.message }))
     request.end(body)
   })
 }
