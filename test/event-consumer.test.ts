@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { settled } from './feed-contract.js'
-import { adminKey, build, dune, openTestRepositories, tempDatabase, testEngine, testStorage } from './helper.js'
+import { adminKey, build, dune, eventually, openTestRepositories, tempDatabase, testEngine, testStorage } from './helper.js'
 
 const consumerJs = new URL('./fixtures/feed-consumer.mjs', import.meta.url).pathname
 const bearer = { authorization: `Bearer ${adminKey}` }
@@ -83,8 +83,7 @@ t.test('killed after k events and restarted with its last id, a consumer receive
     after = page.next_cursor
   }
   t.equal(all.length, accepted, 'the feed holds one event per write')
-  const deadline = Date.now() + 30_000
-  while (lines().length < all.length && Date.now() < deadline) await sleep(20)
+  await eventually(async () => lines(), consumed => consumed.length >= all.length, `the consumer at all ${all.length} events`)
   const consumed = lines()
   t.equal(new Set(consumed).size, consumed.length, 'no event twice')
   t.same(consumed, all, 'the ids received are the ids in the feed, in its order')

@@ -1,11 +1,11 @@
 // The change feed over HTTP: one event per accepted write and none for a refused one, pages, filters, scopes, 410.
-import { setTimeout as sleep } from 'node:timers/promises'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { createKey, type Scope } from '../src/api-keys.js'
 import pino from 'pino'
 import { keepEvents } from '../src/events/retention.js'
-import { ada, adminKey, build, dune, openTestRepositories } from './helper.js'
+import { ada, adminKey, build, dune, eventually, openTestRepositories } from './helper.js'
+import { settled } from './feed-contract.js'
 
 interface FeedEvent {
   id: string
@@ -41,16 +41,9 @@ async function allEvents (api: Api, query = '', key = adminKey): Promise<FeedEve
   }
 }
 
-/**
- * Waits until the feed shows `count` events. On PostgreSQL a commit shows once every transaction that
- * began before it has ended, in any database of the cluster (CI runs other test files beside this one);
- * on SQLite at once.
- */
+/** Waits until the feed shows `count` events (on PostgreSQL, see eventually()). */
 async function visible (api: Api, count: number): Promise<void> {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
-    if ((await allEvents(api)).length >= count) return
-  }
-  throw new Error(`the feed did not show ${count} events within 30 s`)
+  await eventually(async () => await allEvents(api), events => events.length >= count, `the feed showing ${count} events`)
 }
 
 const revisionOf = (etag: string) => Number(/^"(\d+)-/.exec(etag)![1])
@@ -210,9 +203,9 @@ t.test('a bad cursor is a 400, an unknown type a 400, a cursor of another databa
 
 t.test('retention: events older than EVENTS_RETENTION_DAYS are pruned at start, and hourly', async t => {
   const repositories = await openTestRepositories(t)
+  const start = await repositories.events.head()
   await repositories.books.create({ ...dune, isbn: null })
-  // As visible() waits through HTTP: on PostgreSQL the commit shows once older transactions have ended.
-  while ((await repositories.events.read(await repositories.events.oldest(), ['book.created'], 10)).events.length === 0) await sleep(20)
+  await settled(repositories.events, start, 1)
   const day = 24 * 60 * 60 * 1000
   let now = Date.now()
   const stop = keepEvents(repositories.events, 2, pino({ level: 'silent' }), () => now)

@@ -3,7 +3,7 @@ import t from 'tap'
 import { createKey, type Scope } from '../src/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { AddressPolicy, RefusedUrlError, type Resolve } from '../src/webhooks/address-policy.js'
-import { build, dune, openTestRepositories } from './helper.js'
+import { build, dune, eventually, openTestRepositories } from './helper.js'
 import { FakeFeed, receiver, verifies } from './webhook-helpers.js'
 
 const resolve: Resolve = async host => host === 'hooks.example.org' ? [{ address: '93.184.215.14', family: 4 }] : []
@@ -157,8 +157,7 @@ t.test('end to end with the real feed: a created book reaches a registered endpo
   const { secret } = (await request({ method: 'POST', url: '/webhook-endpoints', payload: { url: hook.url, types: ['book.created'] } })).json()
   const created = await request({ method: 'POST', url: '/books', payload: dune })
   // On PostgreSQL the event is readable once older transactions on the server (other tests') have ended.
-  const until = Date.now() + 30_000
-  while (hook.received.length === 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 20))
+  await eventually(async () => hook.received.length, received => received > 0, 'a delivery')
   t.equal(hook.received.length, 1)
   const { headers, body } = hook.received[0]!
   t.same(verifies(secret, headers, body), [true])
