@@ -28,6 +28,10 @@ export interface ListDialect {
   seq (value: string): SqlValue
 }
 
+/**
+ * Numbers the code sets, never a request, and safe integers: the statements carry them as literals
+ * (what a request gives, its page size included, is always a bound parameter).
+ */
 export interface ListLimits {
   /** Most rows one request may read through an index or a search, beyond its page. */
   cap: number
@@ -193,7 +197,7 @@ export class ListStatements {
     const p = new Params(this.#dialect)
     const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
     const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${this.#where(where)}
-      ORDER BY ${this.#order('t', query.sort)} LIMIT ${limit + 1}`
+      ORDER BY ${this.#order('t', query.sort)} LIMIT ${p.add(limit + 1)}`
     return this.#pageOf(await run(sql, p.values), limit, null)
   }
 
@@ -208,7 +212,7 @@ export class ListStatements {
     const where = ['t.seq = d.seq', ...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
     const rows = await run(`WITH d AS MATERIALIZED (${source})
       SELECT ${this.#select('t', query.sort)}, (SELECT count(*) FROM d) FROM d CROSS JOIN ${this.#table} t WHERE ${where.join(' AND ')}
-      ORDER BY ${this.#order('t', query.sort)} LIMIT ${limit + 1}`, p.values)
+      ORDER BY ${this.#order('t', query.sort)} LIMIT ${p.add(limit + 1)}`, p.values)
     const found = rows.length > 0 ? Number(rows[0]!.at(-1)) : await this.#count(driver, run)
     return found > this.#limits.cap ? null : this.#pageOf(rows.map(row => row.slice(0, -1)), limit, null)
   }
@@ -233,9 +237,9 @@ export class ListStatements {
     const bound = `LIMIT ${this.#limits.cap}`
     // A walk filters the window's rows as the index scan reads them; a stream joins the matches to their rows.
     const sql = stream
-      ? this.#joined(window(p, 'w.seq', bound), sort, this.#filters('t', query, p, false), limit)
+      ? this.#joined(window(p, 'w.seq', bound), sort, this.#filters('t', query, p, false), limit, p)
       : `SELECT ${this.#select('t', sort)} FROM (${window(p, 'w.*', bound)}) t ${this.#where(this.#filters('t', query, p, true))}
-        ORDER BY ${this.#order('t', sort)} LIMIT ${limit + 1}`
+        ORDER BY ${this.#order('t', sort)} LIMIT ${p.add(limit + 1)}`
     const rows = await run(sql, p.values)
     if (rows.length > limit) return this.#pageOf(rows, limit, null)
     // The window's last entry: the next page starts after it, or the walk is over when there is none.
@@ -252,9 +256,9 @@ export class ListStatements {
    * The rows of `source` (a SELECT of seq, at most cap rows), filtered and sorted. CROSS JOIN makes
    * SQLite read the source first (it might otherwise walk the whole sort index, testing each row).
    */
-  #joined (source: string, sort: ListQuery['sort'], where: string[], limit: number): string {
+  #joined (source: string, sort: ListQuery['sort'], where: string[], limit: number, p: Params): string {
     return `SELECT ${this.#select('t', sort)} FROM (${source}) d CROSS JOIN ${this.#table} t WHERE ${['t.seq = d.seq', ...where].join(' AND ')}
-      ORDER BY ${this.#order('t', sort)} LIMIT ${limit + 1}`
+      ORDER BY ${this.#order('t', sort)} LIMIT ${p.add(limit + 1)}`
   }
 
   /** Ranges on the sort's leading column bound the walk's index range itself. */
@@ -292,7 +296,7 @@ export class ListStatements {
       const where = ['t.seq = m.seq', ...this.#filters('t', query, p, false)]
       if (at !== null) where.push(`(m.score, -m.seq) > (${p.add(at[0]!)}, ${p.add(-Number(at[1]))})`)
       const rows = await run(`SELECT ${this.#dialect.record('t')}, m.score, t.seq FROM (${matches}) m CROSS JOIN ${this.#table} t
-        WHERE ${where.join(' AND ')} ORDER BY m.score, m.seq DESC LIMIT ${limit + 1}`, p.values)
+        WHERE ${where.join(' AND ')} ORDER BY m.score, m.seq DESC LIMIT ${p.add(limit + 1)}`, p.values)
       const more = rows.length > limit
       const items = more ? rows.slice(0, limit) : rows
       const next = more ? items.at(-1)!.slice(this.#recordWidth) : floor === '0' ? null : [floor]

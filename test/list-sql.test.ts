@@ -1,0 +1,55 @@
+// The list statements' text, below both engines: what a request gives reaches them as bound parameters only.
+import fc from 'fast-check'
+import t from 'tap'
+import { parseSearch } from '../src/search/query.js'
+import { defaultListLimits, type ListDialect, ListStatements, type RunSql, type SqlValue } from '../src/storage/list-sql.js'
+import { bookTable } from '../src/storage/tables.js'
+import type { ListQuery } from '../src/storage/types.js'
+
+/** A dialect that writes placeholders as each engine does and leaves the rest plain; `streams` picks FTS5's way or a GIN index's. */
+function dialect (streams: boolean): ListDialect {
+  return {
+    placeholder: n => `?${n}`,
+    record: alias => `${alias}.book_id`,
+    compile: search => JSON.stringify(search),
+    matches: (q, ranked, where, tail) => `SELECT seq${ranked ? ', 0 AS score' : ''} FROM books_fts WHERE ${[`books_fts MATCH ${q}`, ...where('seq')].join(' AND ')} ${tail?.('seq') ?? ''}`,
+    streamsMatches: streams,
+    equalsIgnoringCase: (column, values) => `lower(${column}) IN (${values.join(', ')})`,
+    seq: value => Number(value)
+  }
+}
+
+const dune = parseSearch('dune')
+/** One query for each way page() reads: a seek, a filter that drives or is walked, a search by relevance or in creation order. */
+const queries: Record<string, ListQuery> = {
+  everything: { equals: [], ranges: [], search: null, sort: { key: 'created_at', descending: false } },
+  seek: { equals: [{ field: 'author', values: ['frank herbert'] }], ranges: [], search: null, sort: { key: 'title', descending: true } },
+  filtered: { equals: [{ field: 'isbn', values: ['9780441013593', '9780441013594'] }], ranges: [{ field: 'published_year', min: 1960, max: 1970 }], search: null, sort: { key: 'published_year', descending: false } },
+  ranked: { equals: [], ranges: [], search: dune, sort: { key: 'relevance', descending: false } },
+  searched: { equals: [], ranges: [{ field: 'updated_at', min: null, max: '2026-01-01T00:00:00.000Z' }], search: dune, sort: { key: 'created_at', descending: true } }
+}
+
+/** Every statement page() runs for `limit`, with a `count` answer that steers it to drive (small) or walk (large). */
+async function statements (query: ListQuery, limit: number, count: number, streams: boolean): Promise<{ sql: string, params: SqlValue[] }[]> {
+  const ran: { sql: string, params: SqlValue[] }[] = []
+  const run: RunSql = async (sql, params) => {
+    ran.push({ sql, params })
+    if (sql.includes('coalesce(max(seq), 0)')) return [[5000]]
+    return sql.startsWith('SELECT count(*)') ? [[count]] : []
+  }
+  await new ListStatements('books', bookTable.list, dialect(streams), defaultListLimits, 1).page(query, limit, null, run)
+  return ran
+}
+
+t.test('the page size is a bound parameter: every list statement reads the same for any limit', async t => {
+  await fc.assert(fc.asyncProperty(
+    fc.constantFrom(...Object.keys(queries)), fc.integer({ min: 1, max: 500 }), fc.integer({ min: 1, max: 500 }),
+    fc.constantFrom(3, defaultListLimits.cap + 1), fc.boolean(),
+    async (name, a, b, count, streams) => {
+      const [first, second] = [await statements(queries[name]!, a, count, streams), await statements(queries[name]!, b, count, streams)]
+      if (JSON.stringify(first.map(s => s.sql)) !== JSON.stringify(second.map(s => s.sql))) throw new Error(`${name}: the text changes with the limit (${a}, ${b})`)
+      // The statements that fetch the page carry limit + 1 (one more row tells whether a next page exists).
+      if (!first.some(s => s.params.includes(a + 1))) throw new Error(`${name}: no statement binds ${a + 1}`)
+    }), { numRuns: 300 })
+  t.pass('the same statements for every limit')
+})
