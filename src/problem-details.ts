@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyRequest } from 'fastify'
 import type { ProblemError } from './api-types.js'
 import { type RequestPart, ValidationError } from './errors.js'
+import { eventTypes } from './storage/events.js'
 
 type AjvIssue = NonNullable<FastifyError['validation']>[number]
 
@@ -28,6 +29,11 @@ const patternMeanings: Record<string, string> = {
   title: 'must not contain the NUL character (U+0000)',
   author: 'must not contain the NUL character (U+0000)',
   name: 'must not contain the NUL character (U+0000)'
+}
+
+/** The same for query parameters whose items have a pattern (an item's issue is about `/name/index`). */
+const parameterPatternMeanings: Record<string, string> = {
+  types: `must name event types this version knows, comma-separated: ${eventTypes.join(', ')}`
 }
 
 const formatMeanings: Record<string, string> = {
@@ -61,8 +67,10 @@ function describe (issue: AjvIssue, part: RequestPart): { path: string, detail: 
       return { path, detail: `must be ${String(params['limit'])} or more` }
     case 'maximum':
       return { path, detail: `must be ${String(params['limit'])} or less` }
-    case 'pattern':
-      return { path, detail: patternMeanings[name] ?? 'is not in the form this field takes (see its description in openapi.yaml)' }
+    case 'pattern': {
+      const parameterMeaning = part === 'body' ? undefined : parameterPatternMeanings[path.split('/')[1]!]
+      return { path, detail: parameterMeaning ?? patternMeanings[name] ?? 'is not in the form this field takes (see its description in openapi.yaml)' }
+    }
     case 'format':
       return { path, detail: formatMeanings[String(params['format'])] ?? `must be ${String(params['format'])}` }
     default:

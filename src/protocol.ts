@@ -30,6 +30,29 @@ function acceptable (served: string[]): onRequestHookHandler {
 // Shared by the routes that answer JSON, which are all but the event stream.
 const jsonAcceptable = acceptable(jsonTypes)
 
+/** A query name or value as text: `+` is a space, and a `%` that starts no escape stands for itself, as the router reads them. */
+function decodeQueryPart (raw: string): string {
+  return decodeURIComponent(raw.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'))
+}
+
+/**
+ * The router decodes bytes that are not UTF-8 into U+FFFD, so `q=%C3%28` would search for text the
+ * client never sent (and match nothing): a parameter whose escapes are not UTF-8 is a 400 naming it.
+ */
+const utf8Query: preValidationHookHandler = async request => {
+  const start = request.url.indexOf('?')
+  // Only escapes can spell bytes that are not UTF-8; most queries have none, and cost one search.
+  if (start === -1 || !request.url.includes('%', start)) return
+  const errors = request.url.slice(start + 1).split('&').flatMap(pair => {
+    const [name = '', value = ''] = pair.split(/=(.*)/s)
+    const decoded = [name, value].map(part => { try { return decodeQueryPart(part) } catch { return null } })
+    if (!decoded.includes(null)) return []
+    // A name that is not UTF-8 either is named as it was sent.
+    return [{ parameter: decoded[0] ?? name, detail: 'is not valid UTF-8 once its %-escapes are decoded' }]
+  })
+  if (errors.length > 0) throw new ValidationError('querystring', errors)
+}
+
 const bodyRequired: preValidationHookHandler = async request => {
   if (request.body === undefined) throw new ValidationError('body', [{ detail: 'is required', pointer: '#' }])
 }
@@ -62,7 +85,8 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
       route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat(), ...[route.preHandler].flat()]
       delete route.preHandler
       // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.
-      if (route.schema.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
+      const bodyChecks = route.schema.body === undefined ? [] : [bodyRequired]
+      route.preValidation = [utf8Query, ...bodyChecks, ...[route.preValidation ?? []].flat()]
     })
     await context.register(operations)
   })

@@ -97,7 +97,8 @@ t.test('invalid query strings, paths and headers: always a declared 4xx', async 
   const text = fc.string({ unit: 'binary', maxLength: 300 })
   const query = fc.oneof(
     fc.tuple(text.filter(k => k !== 'limit' && k !== 'cursor' && k !== ''), text).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`),
-    text.filter(v => !/^\s*\+?0*([1-9]\d?|100)(\.0*)?\s*$/.test(v)).map(v => `limit=${encodeURIComponent(v)}`),
+    // Every value but the decimal digits of 1 to 100 (test/query-parameters.test.ts has the spellings).
+    text.filter(v => !/^0*([1-9]\d?|100)$/.test(v)).map(v => `limit=${encodeURIComponent(v)}`),
     text.map(v => `cursor=${encodeURIComponent(v)}`),
     fc.constantFrom('%', '%zz', 'limit=%ff', '=x', 'limit=1&limit=2', 'limit[]=1', '__proto__[limit]=1', 'cursor=a.b&cursor=c.d')
   )
