@@ -1,5 +1,5 @@
 // Compile-time proof that the client is typed from openapi.yaml: `tsc --noEmit` fails if any @ts-expect-error line compiles.
-import { type Book, type BookInput, createClient, type Problem, type Student } from '../client/src/index.js'
+import { type Book, type BookInput, createClient, type EventTypeName, type Problem, type Student } from '../client/src/index.js'
 
 /** Never run; only type-checked (it is not a *.test.ts file). */
 export async function clientTypeChecks (): Promise<unknown[]> {
@@ -49,6 +49,13 @@ export async function clientTypeChecks (): Promise<unknown[]> {
   client.all('/books', { status: ['active'] })
   client.all('/books', { q: 'dune', author: ['Frank Herbert'], published_year_min: 1960, sort: '-published_year' })
   client.all('/api/students', { status: ['active', 'graduated'], sort: 'name' })
+
+  const types: EventTypeName[] = ['book.created', 'student.replaced']
+  client.follow({ types })
+  // @ts-expect-error follow() takes the event types the contract names
+  client.follow({ types: ['book.exploded'] })
+  // @ts-expect-error an event type is one name; a comma-separated list is the wire's form, not the client's
+  client.follow({ types: ['book.created,book.deleted'] })
 
   for await (const student of client.all('/api/students')) {
     const s: Student = student

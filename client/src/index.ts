@@ -18,6 +18,11 @@ export type Event = components['schemas']['Event']
 export type BookEvent = components['schemas']['BookEvent']
 export type StudentEvent = components['schemas']['StudentEvent']
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+/**
+ * The event types this version of the contract names (a later one may add more): what `follow({ types })`
+ * filters on, as a webhook endpoint's `types` list them.
+ */
+export type EventTypeName = components['schemas']['WebhookEndpointInput']['types'][number]
 
 /** The paged lists, and the record type each one yields. */
 export type ListPath = '/books' | '/api/students'
@@ -52,7 +57,7 @@ export interface FollowOptions {
   /** Follow from after this event id (or `next_cursor`, `Events-Cursor`); from now when absent. */
   after?: string | undefined
   /** Only these event types (all the key may read when absent). */
-  types?: string[] | undefined
+  types?: EventTypeName[] | undefined
   /** Stops following: the generator then returns. */
   signal?: AbortSignal | undefined
 }
