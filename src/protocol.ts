@@ -44,7 +44,8 @@ const utf8Query: preValidationHookHandler = async request => {
   // Only escapes can spell bytes that are not UTF-8; most queries have none, and cost one search.
   if (start === -1 || !request.url.includes('%', start)) return
   const errors = request.url.slice(start + 1).split('&').flatMap(pair => {
-    const [name = '', value = ''] = pair.split(/=(.*)/s)
+    const at = pair.indexOf('=')
+    const [name, value] = at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]
     const decoded = [name, value].map(part => { try { return decodeQueryPart(part) } catch { return null } })
     if (!decoded.includes(null)) return []
     // A name that is not UTF-8 either is named as it was sent.
