@@ -42,13 +42,21 @@ export function guardConnections (app: FastifyInstance, maxConnections: number):
     server.emit('request', request, response)
   })
   app.addHook('onSend', (request, reply, payload, done) => {
-    // `=== false`: light-my-request's injected requests have no such flag, and no connection to close.
-    if (request.raw.complete === false) {
+    if (bodyPending(request.raw)) {
       reply.header('connection', 'close')
       lingerBeforeClosing(request.raw.socket, request.raw)
     }
     done(null, payload)
   })
+}
+
+/**
+ * Whether the request declares a body that has not all arrived. `=== false`: light-my-request's injected
+ * requests have no such flag (nor a connection). The declaration matters: a bodiless request is complete
+ * only once its headers' handler returned, and an answer may be written before.
+ */
+function bodyPending (request: IncomingMessage): boolean {
+  return request.complete === false && (request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0)
 }
 
 /**

@@ -40,7 +40,7 @@ const { app, ops, firstKey } = await (async () => {
   const repositories = await openConfiguredRepositories(config, { onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   const app = await buildApp(config, { repositories, logStream, metrics, tracerProvider: tracing?.provider })
-  const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log) : null
+  const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log, config) : null
   return { app, ops, firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))
 tracing?.logTo(app.log)

@@ -140,14 +140,18 @@ t.test('a refusal before routing is written only to a socket that can still take
  * `size` bytes of body in 64 KiB pieces, each write awaited (a reset fails it with EPIPE or ECONNRESET).
  * Resolves with all the server sent, once it closed the connection.
  */
-async function uploadThenRead (port: number, head: string, size: number): Promise<string> {
+async function uploadThenRead (port: number, head: string, size: number, { chunked = false } = {}): Promise<string> {
   const socket = connect(port, '127.0.0.1')
   await once(socket, 'connect')
   const write = (chunk: string | Buffer) => new Promise<void>((resolve, reject) => socket.write(chunk, error => error ? reject(error) : resolve()))
   try {
     await write(head)
     const piece = Buffer.alloc(64 * 1024, 0x20)
-    for (let sent = 0; sent < size; sent += piece.length) await write(piece.subarray(0, Math.min(piece.length, size - sent)))
+    for (let sent = 0; sent < size; sent += piece.length) {
+      const part = piece.subarray(0, Math.min(piece.length, size - sent))
+      await write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part)
+    }
+    if (chunked) await write('0\r\n\r\n')
     let received = ''
     socket.on('data', chunk => { received += chunk.toString('latin1') })
     await once(socket, 'end')
@@ -160,11 +164,14 @@ async function uploadThenRead (port: number, head: string, size: number): Promis
 const tenMegabytes = 10 * 1024 * 1024
 const postHead = (headers: string[]) => ['POST /books HTTP/1.1', 'Host: localhost', ...headers, '', ''].join('\r\n')
 
-t.test('a body refused before it is read (too large, no key) still gets its answer, read after the client wrote it all', async t => {
+t.test('a body refused before it is all read (too large, no key) still gets its answer, read after the client wrote it all', async t => {
   const { port, origin } = await listening(t, { headersTimeout: 5000, requestTimeout: 30_000 })
   const tooLarge = await uploadThenRead(port, postHead([`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json', `Content-Length: ${tenMegabytes}`]), tenMegabytes)
   problemIn(t, tooLarge, 413)
   t.match(tooLarge, /\r\nconnection: close\r\n/i, 'the answer says the connection closes')
+  const chunked = await uploadThenRead(port, postHead([`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked']), tenMegabytes, { chunked: true })
+  problemIn(t, chunked, 413)
+  t.match(chunked, /\r\nconnection: close\r\n/i, 'a body of no declared length is refused once over the limit, and dropped')
   const anonymous = await uploadThenRead(port, postHead(['Content-Type: application/json', `Content-Length: ${tenMegabytes}`]), tenMegabytes)
   problemIn(t, anonymous, 401)
   t.match(anonymous, /\r\nconnection: close\r\n/i, 'a large body refused unread is not read on to keep the connection')
