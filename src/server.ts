@@ -99,7 +99,9 @@ if (ops !== null) {
     await ops.listen({ port: config.opsPort as number, host: config.opsHost })
   } catch (error) {
     await app.close()
-    fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}`)
+    // A second node on one machine meets the first here, unless it was told another OPS_PORT than PORT.
+    const hint = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? '; each node on one machine needs its own OPS_PORT (OPS_PORT=0 picks a free one and prints it)' : ''
+    fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}${hint}`)
   }
   console.log(`Operations (health, readiness, metrics) on ${originOf(config.opsHost, ops)}`)
 } else if (config.opsPort === 'public') {
