@@ -10,6 +10,7 @@ import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
 import { identifyCaller, securityHandlers } from './auth.js'
 import type { Config } from './config.js'
+import { deadlines, guardConnections } from './connections.js'
 import { announceDeprecations } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { serviceHandlers } from './handlers/index.js'
@@ -142,20 +143,11 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     // While closing, requests already on open connections are served normally (the database closes
     // only after they end): Fastify's own 503 for them would be a bare JSON body, not a problem.
     return503OnClosing: false,
-    // Slow clients (slowloris) are cut off: headers, whole request and idle keep-alive each have a deadline.
-    requestTimeout: config.requestTimeout,
-    keepAliveTimeout: config.keepAliveTimeout,
-    http: {
-      headersTimeout: config.headersTimeout,
-      requestTimeout: config.requestTimeout,
-      // Node checks the deadlines only this often (30 s by default), so short timeouts need short checks.
-      connectionsCheckingInterval: Math.min(1000, config.headersTimeout)
-    }
+    ...deadlines(config)
   })
   // First, so that the request's span is open, and current, in every hook that follows.
   if (tracing !== null) await app.register(tracing.plugin)
-  // Beyond this many open connections Node drops new ones at once instead of letting them queue.
-  app.server.maxConnections = config.maxConnections
+  guardConnections(app, config.maxConnections)
   // Node answers an `Expect` other than 100-continue with a bare 417, which no operation declares;
   // RFC 9110 §10.1.1 lets a server ignore an expectation it does not support, so the request is served.
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))

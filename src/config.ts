@@ -66,6 +66,8 @@ export interface Config {
   opsPort: number | 'public' | 'off'
   /** Interface the ops port binds (`OPS_HOST`); loopback by default, the pod's address on Kubernetes. */
   opsHost: string
+  /** Open connections the ops port accepts at once (`OPS_MAX_CONNECTIONS`); further ones are dropped. */
+  opsMaxConnections: number
   /** Bearer token that /metrics requires (`METRICS_TOKEN`); never an API key. Required when OPS_PORT=public. */
   metricsToken: string | null
   /** Whether requests are counted and timed for /metrics (`METRICS`). */
@@ -165,6 +167,8 @@ export const defaults: Readonly<Config> = {
   // Prometheus' registered default port for exporters of this kind.
   opsPort: 9464,
   opsHost: '127.0.0.1',
+  // Probes and a scraper or two: a few connections at a time.
+  opsMaxConnections: 64,
   metricsToken: null,
   metrics: true,
   readyTimeout: 1_000,
@@ -460,6 +464,7 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1, 1_000_000, defaults.maxConnections),
     opsPort: opsPort(env),
     opsHost: text(env, 'OPS_HOST', defaults.opsHost),
+    opsMaxConnections: integer(env, 'OPS_MAX_CONNECTIONS', 1, 1_000_000, defaults.opsMaxConnections),
     metricsToken: metricsToken(env),
     metrics: boolean(env, 'METRICS', defaults.metrics),
     readyTimeout: integer(env, 'READY_TIMEOUT_MS', 10, 60_000, defaults.readyTimeout),

@@ -40,7 +40,7 @@ const { app, ops, firstKey } = await (async () => {
   const repositories = await openConfiguredRepositories(config, { onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
   const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   const app = await buildApp(config, { repositories, logStream, metrics, tracerProvider: tracing?.provider })
-  const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log) : null
+  const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log, config) : null
   return { app, ops, firstKey }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))
 tracing?.logTo(app.log)
@@ -99,7 +99,9 @@ if (ops !== null) {
     await ops.listen({ port: config.opsPort as number, host: config.opsHost })
   } catch (error) {
     await app.close()
-    fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}`)
+    // A second node on one machine meets the first here, unless it was told another OPS_PORT than PORT.
+    const hint = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? '; each node on one machine needs its own OPS_PORT (OPS_PORT=0 picks a free one and prints it)' : ''
+    fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}${hint}`)
   }
   console.log(`Operations (health, readiness, metrics) on ${originOf(config.opsHost, ops)}`)
 } else if (config.opsPort === 'public') {

@@ -50,6 +50,8 @@ t.test('loadConfig reads the access and limit settings', async t => {
     maxConnections: 50
   })
   t.equal(loadConfig({ PUBLIC_BOOK_READS: 'true' }).publicBookReads, true)
+  t.equal(loadConfig({ OPS_MAX_CONNECTIONS: '8' }).opsMaxConnections, 8)
+  t.throws(() => loadConfig({ OPS_MAX_CONNECTIONS: '0' }), /OPS_MAX_CONNECTIONS/)
 })
 
 t.test('loadConfig reads every variable, and overrides win over it', async t => {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import t from 'tap'
 import type { Test } from 'tap'
-import type { Config } from '../src/config.js'
+import { type Config, defaults } from '../src/config.js'
 import type { AppDependencies } from '../src/app.js'
 import { buildOpsApp } from '../src/ops/routes.js'
 import { ada, build, dune, testEngine } from './helper.js'
@@ -21,7 +21,7 @@ function parse (text: string): Map<string, number> {
 
 async function setUp (t: Test, overrides: Partial<Config> = {}, dependencies: Partial<AppDependencies> = {}) {
   const api = await build(t, overrides, dependencies)
-  const ops = await buildOpsApp(api.app.operations, api.app.log)
+  const ops = await buildOpsApp(api.app.operations, api.app.log, defaults)
   t.teardown(() => ops.close())
   const scrape = async () => {
     const res = await ops.inject({ url: '/metrics' })

@@ -1,8 +1,10 @@
 // The operators' endpoints: liveness, readiness (database, schema, Redis, draining) and where /metrics is served.
+import { once } from 'node:events'
+import { type AddressInfo, connect } from 'node:net'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import type { Test } from 'tap'
-import type { Config } from '../src/config.js'
+import { type Config, defaults } from '../src/config.js'
 import type { AppDependencies } from '../src/app.js'
 import { buildOpsApp } from '../src/ops/routes.js'
 import { MemoryRateLimitStore } from '../src/rate-limit-store.js'
@@ -15,7 +17,7 @@ const metricsToken = 'metrics-token-0123456789abcdef'
 /** The app and its ops listener's app, both in process. */
 async function buildWithOps (t: Test, overrides: Partial<Config> = {}, dependencies: Partial<AppDependencies> = {}) {
   const api = await build(t, overrides, dependencies)
-  const ops = await buildOpsApp(api.app.operations, api.app.log)
+  const ops = await buildOpsApp(api.app.operations, api.app.log, { ...defaults, ...overrides })
   t.teardown(() => ops.close())
   return { api, ops }
 }
@@ -178,4 +180,56 @@ t.test('OPS_PORT=public: health without a key, /metrics behind its own token (ne
   const logged = lines.join('')
   t.notMatch(logged, /"url":"\/(health|metrics)/, 'no probe or scrape in the info-level request log')
   t.match(logged, /"url":"\/books"/)
+})
+
+/** The ops listener listening on a free port, and a way to open raw connections to it. */
+async function opsListening (t: Test, overrides: Partial<Config>) {
+  const { ops } = await buildWithOps(t, overrides)
+  await ops.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = ops.server.address() as AddressInfo
+  /** A connection, and all it receives until the server closes it. */
+  return () => {
+    const socket = connect(port, '127.0.0.1')
+    let received = ''
+    socket.on('data', chunk => { received += chunk.toString('latin1') })
+    socket.on('error', () => {})
+    return { socket, ready: once(socket, 'connect'), closed: once(socket, 'close').then(() => received) }
+  }
+}
+
+t.test('the ops listener cuts off idle and slow connections, as the API port does', async t => {
+  const open = await opsListening(t, { headersTimeout: 300, requestTimeout: 600, keepAliveTimeout: 300 })
+  const started = Date.now()
+  const idle = open()
+  const slow = open()
+  await slow.ready
+  slow.socket.write('GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
+  const drip = setInterval(() => { if (!slow.socket.destroyed) slow.socket.write(`X-Drip-${Date.now()}: 1\r\n`) }, 50)
+  t.teardown(() => clearInterval(drip))
+  t.match(await idle.closed, /^HTTP\/1\.1 408 /, 'a connection that sends nothing is cut off after HEADERS_TIMEOUT')
+  // Node's own deadlines (60 s for the headers, checked every 30 s) held it for over a minute.
+  t.ok(Date.now() - started < 20_000, 'within seconds, not Node\'s minute')
+  t.match(await slow.closed, /^HTTP\/1\.1 408 [^]*"detail":/, 'headers that never end are cut off, with a problem')
+  clearInterval(drip)
+  const probe = open()
+  probe.socket.write('GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n')
+  t.match(await probe.closed, /^HTTP\/1\.1 200 [^]*"status":"pass"/, 'a kept-alive probe connection is closed after KEEP_ALIVE_TIMEOUT')
+})
+
+t.test('the ops listener drops connections beyond OPS_MAX_CONNECTIONS; those open are still served', async t => {
+  const open = await opsListening(t, { opsMaxConnections: 2, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000 })
+  const probe = 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n'
+  const first = open()
+  const second = open()
+  // Each answered once, so that the server has accepted both before the third knocks.
+  for (const client of [first, second]) {
+    client.socket.write(probe)
+    await once(client.socket, 'data')
+  }
+  const third = open()
+  third.socket.write(probe)
+  t.equal(await third.closed, '', 'the third connection is closed without an answer')
+  first.socket.write(probe.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'))
+  t.match(await first.closed, /HTTP\/1\.1 200 [^]*HTTP\/1\.1 200 /, 'an open connection is still served')
+  second.socket.destroy()
 })

@@ -87,7 +87,10 @@ t.test('a port already in use stops the start with one line', async t => {
 
   const opsPort = new URL(first.opsOrigin!).port
   const taken = await start({ DATABASE_PATH: join(dir, 'c.sqlite'), OPS_PORT: opsPort }).catch((error: Error) => error)
-  t.match(taken, { message: new RegExp(`exited with 1: .*books-students-api: cannot listen on OPS_HOST:OPS_PORT 127.0.0.1:${opsPort}: .*EADDRINUSE`, 's') }, 'so does an ops port in use')
+  t.match(taken, { message: new RegExp(`exited with 1: .*books-students-api: cannot listen on OPS_HOST:OPS_PORT 127.0.0.1:${opsPort}: .*EADDRINUSE.*; each node on one machine needs its own OPS_PORT \\(OPS_PORT=0 picks a free one and prints it\\)\\n$`, 's') }, 'so does an ops port in use, saying that each node needs its own OPS_PORT')
+  // 192.0.2.1 (TEST-NET-1) is no address of this machine: another failure, with no word on OPS_PORT.
+  const elsewhere = await start({ DATABASE_PATH: join(dir, 'd.sqlite'), OPS_HOST: '192.0.2.1' }).catch((error: Error) => error)
+  t.match(elsewhere, { message: /exited with 1: .*books-students-api: cannot listen on OPS_HOST:OPS_PORT 192\.0\.2\.1:0: .*EADDRNOTAVAIL[^;]*$/s })
 })
 
 t.test('OPS_PORT=public announces the operators\' endpoints on the API\'s port; off has none', async t => {

@@ -1,10 +1,11 @@
 // Raw sockets against a listening server: slow clients are cut off, garbage and huge headers do no harm.
+import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
 import { clientErrorHandler } from '../src/problems.js'
-import { adminKey, build } from './helper.js'
+import { adminKey, build, dune } from './helper.js'
 
 async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ port: number, origin: string }> {
   const { app } = await build(t, { headersTimeout: 300, requestTimeout: 600, keepAliveTimeout: 300, ...overrides })
@@ -17,8 +18,8 @@ async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ p
 function problemIn (t: Test, answer: string, status: number): void {
   const [head, body] = answer.split('\r\n\r\n')
   t.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), `status ${status}`)
-  t.match(head, /\r\ncontent-type: application\/problem\+json\r\n/i, 'a problem body')
-  t.match(JSON.parse(body!), { type: 'about:blank', status, detail: String })
+  t.match(head, /\r\ncontent-type: application\/problem\+json(?:;[^\r]*)?\r\n/i, 'a problem body')
+  t.match(JSON.parse(body!), { type: status === 401 ? String : 'about:blank', status, detail: String })
 }
 
 /** Opens a socket and collects what the server sends until it closes the connection. */
@@ -132,4 +133,88 @@ t.test('a refusal before routing is written only to a socket that can still take
   const open = socket({ writable: true })
   clientErrorHandler(new Error('a parser error without a code'), open.fake)
   t.match(written, [/^HTTP\/1\.1 400 Bad Request\r\n[^]*"detail":"The request is not valid HTTP\/1\.1"/], 'an unnamed error is a plain 400 problem')
+})
+
+/**
+ * A client that writes its whole request before it reads anything, as simple clients do: the head, then
+ * `size` bytes of body in 64 KiB pieces, each write awaited (a reset fails it with EPIPE or ECONNRESET).
+ * Resolves with all the server sent, once it closed the connection.
+ */
+async function uploadThenRead (port: number, head: string, size: number, { chunked = false } = {}): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  const write = (chunk: string | Buffer) => new Promise<void>((resolve, reject) => socket.write(chunk, error => error ? reject(error) : resolve()))
+  try {
+    await write(head)
+    const piece = Buffer.alloc(64 * 1024, 0x20)
+    for (let sent = 0; sent < size; sent += piece.length) {
+      const part = piece.subarray(0, Math.min(piece.length, size - sent))
+      await write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part)
+    }
+    if (chunked) await write('0\r\n\r\n')
+    let received = ''
+    socket.on('data', chunk => { received += chunk.toString('latin1') })
+    await once(socket, 'end')
+    return received
+  } finally {
+    socket.destroy()
+  }
+}
+
+const tenMegabytes = 10 * 1024 * 1024
+const postHead = (headers: string[]) => ['POST /books HTTP/1.1', 'Host: localhost', ...headers, '', ''].join('\r\n')
+
+t.test('a body refused before it is all read (too large, no key) still gets its answer, read after the client wrote it all', async t => {
+  const { port, origin } = await listening(t, { headersTimeout: 5000, requestTimeout: 30_000 })
+  const tooLarge = await uploadThenRead(port, postHead([`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json', `Content-Length: ${tenMegabytes}`]), tenMegabytes)
+  problemIn(t, tooLarge, 413)
+  t.match(tooLarge, /\r\nconnection: close\r\n/i, 'the answer says the connection closes')
+  const chunked = await uploadThenRead(port, postHead([`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked']), tenMegabytes, { chunked: true })
+  problemIn(t, chunked, 413)
+  t.match(chunked, /\r\nconnection: close\r\n/i, 'a body of no declared length is refused once over the limit, and dropped')
+  const anonymous = await uploadThenRead(port, postHead(['Content-Type: application/json', `Content-Length: ${tenMegabytes}`]), tenMegabytes)
+  problemIn(t, anonymous, 401)
+  t.match(anonymous, /\r\nconnection: close\r\n/i, 'a large body refused unread is not read on to keep the connection')
+  t.equal((await fetch(`${origin}/books`)).status, 200, 'the service goes on')
+})
+
+t.test('a refused body whose client stops sending is drained for REQUEST_TIMEOUT at most', async t => {
+  const { port } = await listening(t, { headersTimeout: 300, requestTimeout: 600 })
+  const client = open(port)
+  await client.ready
+  client.socket.write(postHead(['Content-Type: application/json', `Content-Length: ${tenMegabytes}`]) + '{')
+  // The 401 comes at once; the connection then waits for the rest of the body, which never comes.
+  problemIn(t, await client.closed, 401)
+})
+
+/** Sends a request head with `Expect: 100-continue` and resolves with the first answer the server writes. */
+async function expectContinue (port: number, head: string): Promise<{ socket: Socket, first: string, closed: Promise<string> }> {
+  const client = open(port)
+  await client.ready
+  client.socket.write(head)
+  const [chunk] = await once(client.socket, 'data') as [Buffer]
+  return { socket: client.socket, first: chunk.toString('latin1'), closed: client.closed }
+}
+
+t.test('Expect: 100-continue: a request the headers already refuse gets its final answer and no invitation to send', async t => {
+  const { port, origin } = await listening(t, { headersTimeout: 5000, requestTimeout: 30_000 })
+  const refusals = [
+    { status: 401, headers: ['Content-Type: application/json'] },
+    { status: 413, headers: [`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json'] },
+    { status: 415, headers: [`Authorization: Bearer ${adminKey}`, 'Content-Type: text/plain'] }
+  ]
+  for (const { status, headers } of refusals) {
+    const { first, closed } = await expectContinue(port, postHead([...headers, `Content-Length: ${tenMegabytes}`, 'Expect: 100-continue']))
+    t.notMatch(first, /^HTTP\/1\.1 100 /, `no 100 Continue before the ${status}`)
+    const answer = await closed
+    problemIn(t, answer, status)
+    t.match(answer, /\r\nconnection: close\r\n/i, 'and the connection closes, the body unsent')
+  }
+
+  const body = JSON.stringify(dune)
+  const accepted = await expectContinue(port, postHead([`Authorization: Bearer ${adminKey}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Expect: 100-continue', 'Connection: close']))
+  t.equal(accepted.first, 'HTTP/1.1 100 Continue\r\n\r\n', 'an acceptable request is invited to send its body')
+  accepted.socket.write(body)
+  t.match(await accepted.closed, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /, 'and is served')
+  t.equal((await fetch(`${origin}/books`)).status, 200)
 })

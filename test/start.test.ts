@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 function checkout (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-start-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'openapi.yaml', 'src', 'generated']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'openapi.yaml', 'src', 'generated', 'scripts/build-if-stale.mjs']) {
     cpSync(join(root, entry), join(dir, entry), { recursive: true })
   }
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))

@@ -1,7 +1,8 @@
 // The operators' endpoints (/health/live, /health/ready, /metrics): on a listener of their own, or on the API's port.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
-import { errorHandler, sendProblem } from '../problems.js'
+import { type ConnectionLimits, deadlines, guardConnections } from '../connections.js'
+import { clientErrorHandler, errorHandler, sendProblem } from '../problems.js'
 import type { Health, HealthBody } from './health.js'
 import type { ServiceMetrics } from './metrics.js'
 
@@ -50,9 +51,20 @@ export function opsRoutes ({ health, metrics, metricsToken }: Operations): Fasti
   }
 }
 
-/** The ops listener's app: the operators' endpoints and nothing else. It never listens; src/server.ts does. */
-export async function buildOpsApp (operations: Operations, logger: FastifyBaseLogger): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 })
+/**
+ * The ops listener's app: the operators' endpoints and nothing else. It never listens; src/server.ts does.
+ * Bound to the pod's address on Kubernetes, anyone on the pod network reaches it: it has the API port's
+ * deadlines and a cap of its own (OPS_MAX_CONNECTIONS).
+ */
+export async function buildOpsApp (operations: Operations, logger: FastifyBaseLogger, limits: ConnectionLimits & { opsMaxConnections: number }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1024,
+    clientErrorHandler,
+    ...deadlines(limits)
+  })
+  guardConnections(app, limits.opsMaxConnections)
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler((request, reply) => sendProblem(reply, {
     type: 'about:blank',
