@@ -31,7 +31,7 @@ function setup (t: Test, { allowed = ['127.0.0.1'], timeout = 2000, disableAfter
     }, 100)
     return { ...created!, secret }
   }
-  const get = async (id: string) => (await repositories.webhooks.get(id))!
+  const get = async (id: string) => (await repositories.webhooks.get(id, null))!
   return { repositories, worker, feed, clock, endpoint, get, warnings }
 }
 
@@ -241,7 +241,7 @@ t.test('after a rotation each delivery carries two signatures, one per secret, u
   const { worker, feed, endpoint, clock, repositories } = setup(t)
   const { endpointId, secret: old } = await endpoint(hook.url)
   const secret = newSecret()
-  await repositories.webhooks.rotate(endpointId, secret, clock.now() + 24 * 3600_000)
+  await repositories.webhooks.rotate(endpointId, null, secret, clock.now() + 24 * 3600_000)
   feed.add('book.created')
   await worker.runOnce()
   const first = hook.received[0]!
@@ -287,7 +287,7 @@ t.test('at connection time a host resolving to a refused address is not reached 
   t.equal(hook.received.length, 0)
   const rows = (repositories as unknown as { webhooks: unknown }).webhooks
   t.ok(rows)
-  const [a, b] = await Promise.all([endpointId, literal.endpointId].map(async id => (await repositories.webhooks.get(id))!.failingSince))
+  const [a, b] = await Promise.all([endpointId, literal.endpointId].map(async id => (await repositories.webhooks.get(id, null))!.failingSince))
   t.not(a, null, 'the rebound name failed')
   t.not(b, null, 'the loopback literal failed')
 })

@@ -54,8 +54,8 @@ t.test('DELETE removes the endpoint and its pending deliveries; rotate answers a
   const body = rotated.json()
   t.not(body.secret, secret)
   t.ok(Math.abs(Date.parse(body.previous_secret_expires_at) - Date.now() - 24 * 3600_000) < 60_000, 'the old secret signs for 24 h more')
-  t.match(await repositories.webhooks.get(endpoint.endpoint_id), { secret: body.secret, previousSecret: secret })
-  await repositories.webhooks.enqueue(endpoint.endpoint_id, (await repositories.webhooks.get(endpoint.endpoint_id))!.position, 'z', [{ position: '1', body: '{}' }], 0)
+  t.match(await repositories.webhooks.get(endpoint.endpoint_id, null), { secret: body.secret, previousSecret: secret })
+  await repositories.webhooks.enqueue(endpoint.endpoint_id, (await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, 'z', [{ position: '1', body: '{}' }], 0)
   t.equal((await request({ method: 'DELETE', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 204)
   t.equal((await request({ method: 'GET', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 404)
   t.same(await repositories.webhooks.claim(Date.now(), Date.now() + 1000, 10), [], 'no delivery left')
@@ -72,7 +72,7 @@ t.test('POST /webhook-endpoints/{id}/enable re-enables from the head, clearing f
   const enabled = await request({ method: 'POST', url: `/webhook-endpoints/${endpoint.endpoint_id}/enable` })
   t.equal(enabled.statusCode, 200)
   t.match(enabled.json(), { status: 'enabled', disabled_reason: null, failing_since: null })
-  t.equal((await repositories.webhooks.get(endpoint.endpoint_id))!.position, await feed.head())
+  t.equal((await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, await feed.head())
 })
 
 t.test('webhook operations need webhooks:manage (401 without a key, 403 without the scope)', async t => {
@@ -147,7 +147,7 @@ t.test('the worker runs with the app and stops with it', async t => {
   feed.add('book.created')
   while (hook.received.length === 0) await new Promise(resolve => setTimeout(resolve, 10))
   t.same(verifies(secret, hook.received[0]!.headers, hook.received[0]!.body), [true])
-  t.ok(await repositories.webhooks.get(endpoint.endpoint_id))
+  t.ok(await repositories.webhooks.get(endpoint.endpoint_id, null))
 })
 
 t.test('end to end with the real feed: a created book reaches a registered endpoint', async t => {

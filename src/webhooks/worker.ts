@@ -125,7 +125,7 @@ export class WebhookWorker {
 
   /** One run: queue what the feed has for every enabled endpoint, then make every attempt due. */
   async runOnce (): Promise<void> {
-    for (const endpoint of await this.#repositories.webhooks.list()) {
+    for (const endpoint of await this.#repositories.webhooks.list(null)) {
       if (endpoint.status === 'enabled') await this.#fanOut(endpoint)
     }
     for (;;) {
