@@ -229,8 +229,8 @@ export interface WebhookRepository {
    * True when this failure began the endpoint's run of failures (one caller learns so, whichever node it is on).
    */
   failed (delivery: ClaimedDelivery, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }): Promise<boolean>
-  /** Disabled for `reason`; its pending deliveries go. */
-  disable (endpointId: string, reason: WebhookDisabledReason): Promise<void>
+  /** Disabled for `reason`; its pending deliveries go. False when it was disabled already (another caller disabled it). */
+  disable (endpointId: string, reason: WebhookDisabledReason): Promise<boolean>
 }
 
 /** How much of the database's connections a node uses, read when metrics are scraped. */

@@ -118,10 +118,11 @@ export class PostgresWebhooks implements WebhookRepository {
   }
 
   async disable (endpointId: string, reason: string) {
-    await this.#db.query({
+    const { rowCount } = await this.#db.query({
       text: `WITH dropped AS (DELETE FROM webhook_deliveries WHERE endpoint_id = $1)
-        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE endpoint_id = $1`,
+        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE endpoint_id = $1 AND status = 'enabled'`,
       values: [endpointId, reason]
     })
+    return rowCount === 1
   }
 }

@@ -32,7 +32,7 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const retry = db.prepare<[number, number | null, string, string]>(
     'UPDATE webhook_deliveries SET next_attempt_at = ?, lease_until = NULL, last_status = ?, last_error = ? WHERE delivery_id = ?')
   const failing = db.prepare<[number, string]>('UPDATE webhook_endpoints SET failing_since = ? WHERE endpoint_id = ? AND failing_since IS NULL')
-  const disable = db.prepare<[string, string]>("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE endpoint_id = ?")
+  const disable = db.prepare<[string, string]>("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE endpoint_id = ? AND status = 'enabled'")
   const drop = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE endpoint_id = ?')
 
   const find = (id: string, owner: EndpointOwner) => {
@@ -63,8 +63,8 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
     return failing.run(now, endpointId).changes > 0
   })
   const disabled = db.transaction((endpointId: string, reason: string) => {
-    disable.run(reason, endpointId)
     drop.run(endpointId)
+    return disable.run(reason, endpointId).changes > 0
   })
 
   return {
@@ -116,7 +116,7 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
       return failed.immediate(delivery.deliveryId, delivery.endpoint.endpointId, status, error, nextAttemptAt, now)
     },
     async disable (endpointId, reason) {
-      disabled.immediate(endpointId, reason)
+      return disabled.immediate(endpointId, reason)
     }
   }
 }
