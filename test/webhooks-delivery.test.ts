@@ -237,6 +237,27 @@ t.test('an endpoint whose key is revoked is disabled (key_revoked), at fan-out o
   t.match(await get(idle.endpointId), { status: 'disabled', disabledReason: 'key_revoked' })
 })
 
+t.test('a delivery queued before its key was revoked is not attempted: the endpoint is disabled at the attempt', async t => {
+  const hook = await receiver(t)
+  const { feed, endpoint, get, repositories, counted } = setup(t)
+  const key = await createKey(repositories.apiKeys, 'hooks', ['books:read', 'webhooks:manage'])
+  const queued = await endpoint(hook.url, ['book.created'], key.key_id)
+  await repositories.webhooks.enqueue(queued.endpointId, queued.position, await feed.head(), [{ position: '0000000000000001', body: '{}' }], 0)
+  await repositories.apiKeys.revoke(key.key_id)
+  // A worker whose fan-out finds no endpoint: the revocation is met by the attempt alone.
+  const worker = new WebhookWorker({
+    repositories: { ...repositories, webhooks: { ...repositories.webhooks, list: async () => [] } },
+    policy: new AddressPolicy(['127.0.0.1']),
+    config: { adminApiKey: null, webhookTimeout: 1000, webhookDisableAfterHours: 1, webhookPollInterval: 1000 },
+    log: { warn: () => {} },
+    metrics: { webhookAttempted: outcome => counted.push(outcome), webhookEndpointDisabled: reason => counted.push(`disabled: ${reason}`) }
+  })
+  await worker.runOnce()
+  t.equal(hook.received.length, 0)
+  t.match(await get(queued.endpointId), { status: 'disabled', disabledReason: 'key_revoked' })
+  t.same(counted, ['disabled: key_revoked'], 'no attempt counted: none was made')
+})
+
 t.test('a key receives only the types it may read; an unknown key and a missing ADMIN_API_KEY count as revoked', async t => {
   const hook = await receiver(t)
   const { worker, feed, endpoint, get, repositories } = setup(t)
