@@ -178,7 +178,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description Every endpoint of the deployment (there are at most `WEBHOOK_ENDPOINTS_MAX`), oldest first, with its state. Secrets are never shown again.
+         * @description The endpoints this key registered (an admin key sees every endpoint of the deployment, at most `WEBHOOK_ENDPOINTS_MAX`), oldest first, with their state. Secrets are never shown again.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -190,8 +190,8 @@ export interface paths {
          *     restarts. A 410 answer disables the endpoint at once; one that keeps failing for
          *     `WEBHOOK_DISABLE_AFTER_HOURS` (120) is disabled too. Deliveries can arrive out of order and
          *     more than once: use `webhook-id` to drop repeats and `data.revision` to drop stale ones. The
-         *     deliveries keep the rights of the key that registered the endpoint: events it could not read
-         *     are not sent, and the endpoint is disabled when the key is revoked.
+         *     deliveries keep the rights of the key that registered the endpoint, which owns it: events it
+         *     cannot read now are not sent, and the endpoint is disabled (`key_revoked`) once the key is revoked.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -213,13 +213,16 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a webhook endpoint */
+        /**
+         * Get a webhook endpoint
+         * @description An endpoint this key registered (an admin key gets any); another key's is 404, as if it did not exist.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description No delivery to it starts after this answer, including its pending retries.
+         * @description No delivery to it starts after this answer, including its pending retries. Only the key that registered it or an admin key can delete it; for another key it is 404, as if it did not exist.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -244,7 +247,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's secret
-         * @description A new secret (shown this once). Until `previous_secret_expires_at` (24 hours) each delivery carries two signatures, one per secret, so the receiver can switch at any moment in between.
+         * @description A new secret (shown this once). Until `previous_secret_expires_at` (24 hours) each delivery carries two signatures, one per secret, so the receiver can switch at any moment in between. Only the key that registered the endpoint or an admin key can rotate its secret; for another key it is 404, as if it did not exist.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -270,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Enable a disabled webhook endpoint
-         * @description Deliveries resume with the events that follow; what happened while it was disabled is not sent (read it from `/events`). Enabling an enabled endpoint changes nothing.
+         * @description Deliveries resume with the events that follow; what happened while it was disabled is not sent (read it from `/events`). Enabling an enabled endpoint changes nothing. Only the key that registered it or an admin key can enable it (for another key it is 404, as if it did not exist); an endpoint whose key was revoked is disabled again by the next delivery run.
          */
         post: operations["enableWebhookEndpoint"];
         delete?: never;

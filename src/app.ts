@@ -254,7 +254,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       config,
       clock: webhookClock,
       random: dependencies.webhookRandom,
-      log: logger
+      log: logger,
+      metrics
     })
     // Started once the app is ready, and stopped before the database closes.
     app.addHook('onReady', async () => worker.start())

@@ -6,7 +6,8 @@ import type { Test } from 'tap'
 import { type Config, defaults } from '../src/config.js'
 import type { AppDependencies } from '../src/app.js'
 import { buildOpsApp } from '../src/ops/routes.js'
-import { ada, build, dune, testEngine } from './helper.js'
+import { ada, build, dune, eventually, testEngine } from './helper.js'
+import { receiver } from './webhook-helpers.js'
 
 /** The service's series (process_ and nodejs_ ones aside) and their values, from the exposition text. */
 function parse (text: string): Map<string, number> {
@@ -128,6 +129,21 @@ t.test('a failing shared rate-limit store is counted', async t => {
   const { scrape, api } = await setUp(t, { redisUrl: 'redis://127.0.0.1:1', redisTimeout: 50 })
   await api.request({ url: '/books' })
   t.ok((await scrape()).series.get('bsa_rate_limit_store_errors_total')! >= 1)
+})
+
+t.test('webhook deliveries by outcome and endpoints disabled by reason, every series there from the start', async t => {
+  const hook = await receiver(t, () => ({ status: 410 }))
+  const { api, scrape } = await setUp(t, { webhookPollInterval: 20, webhookAllowedAddresses: ['127.0.0.1'] })
+  const deliveries = (series: Map<string, number>, outcome: string) => series.get(`bsa_webhook_deliveries_total{outcome="${outcome}"}`)
+  const { series } = await scrape()
+  for (const outcome of ['delivered', 'failed', 'refused']) t.equal(deliveries(series, outcome), 0, outcome)
+  for (const reason of ['gone', 'failing', 'key_revoked']) t.equal(series.get(`bsa_webhook_endpoints_disabled_total{reason="${reason}"}`), 0, reason)
+  t.equal((await api.request({ method: 'POST', url: '/webhook-endpoints', payload: { url: hook.url, types: ['book.created'] } })).statusCode, 201)
+  await api.app.ready()
+  await api.request({ method: 'POST', url: '/books', payload: dune })
+  const after = await eventually(async () => (await scrape()).series, scraped => deliveries(scraped, 'failed') === 1, 'the attempt counted')
+  t.equal(after.get('bsa_webhook_endpoints_disabled_total{reason="gone"}'), 1, 'its 410 disabled the endpoint')
+  t.equal(deliveries(after, 'delivered'), 0)
 })
 
 t.test('the process\'s own metrics are there: CPU, memory, event-loop lag', async t => {

@@ -30,11 +30,11 @@ t.test('the webhook endpoints\' management through the decorator', async t => {
   const { webhooks } = repositories
   const endpoint = { endpointId: '0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e', url: 'https://example.org/hooks', types: ['book.created'], description: null, keyId: 'admin', secret: 'whsec_AAAA', createdAt: '2026-11-25T00:00:00.000Z', position: await repositories.events.head() }
   t.match(await webhooks.create(endpoint, 10), { endpointId: endpoint.endpointId, status: 'enabled' })
-  t.equal((await webhooks.list()).length, 1)
-  t.match(await webhooks.rotate(endpoint.endpointId, 'whsec_BBBB', Date.now() + 1000), { secret: 'whsec_BBBB', previousSecret: 'whsec_AAAA' })
-  t.match(await webhooks.enable(endpoint.endpointId, endpoint.position), { status: 'enabled' })
-  t.equal(await webhooks.delete(endpoint.endpointId), true)
-  t.equal(await webhooks.get(endpoint.endpointId), null)
+  t.equal((await webhooks.list(null)).length, 1)
+  t.match(await webhooks.rotate(endpoint.endpointId, null, 'whsec_BBBB', Date.now() + 1000), { secret: 'whsec_BBBB', previousSecret: 'whsec_AAAA' })
+  t.match(await webhooks.enable(endpoint.endpointId, null, endpoint.position), { status: 'enabled' })
+  t.equal(await webhooks.delete(endpoint.endpointId, null), true)
+  t.equal(await webhooks.get(endpoint.endpointId, null), null)
 })
 
 t.test('every call of the contract above made a span named after its store and method, and only those', async t => {

@@ -16,13 +16,16 @@ function setup (t: Test, { allowed = ['127.0.0.1'], timeout = 2000, disableAfter
   const repositories = { ...openSqliteRepositories(path), events: feed }
   t.teardown(() => repositories.close())
   const warnings: string[] = []
+  const logged: { details: object, message: string }[] = []
+  const counted: string[] = []
   const worker = new WebhookWorker({
     repositories,
     policy: new AddressPolicy(allowed, resolve),
     config: { adminApiKey: 'a'.repeat(40), webhookTimeout: timeout, webhookDisableAfterHours: disableAfter, webhookPollInterval: 1000 },
     clock,
     random: () => 0.5,
-    log: { warn: (_details, message) => { warnings.push(message) } }
+    log: { warn: (details, message) => { warnings.push(message); logged.push({ details, message }) } },
+    metrics: { webhookAttempted: outcome => counted.push(outcome), webhookEndpointDisabled: reason => counted.push(`disabled: ${reason}`) }
   })
   async function endpoint (url: string, types = ['book.created'], keyId = 'admin') {
     const secret = newSecret()
@@ -31,8 +34,8 @@ function setup (t: Test, { allowed = ['127.0.0.1'], timeout = 2000, disableAfter
     }, 100)
     return { ...created!, secret }
   }
-  const get = async (id: string) => (await repositories.webhooks.get(id))!
-  return { repositories, worker, feed, clock, endpoint, get, warnings }
+  const get = async (id: string) => (await repositories.webhooks.get(id, null))!
+  return { repositories, worker, feed, clock, endpoint, get, warnings, logged, counted }
 }
 
 t.test('a delivery is POSTed with Standard Webhooks headers whose signature verifies; delivered once', async t => {
@@ -137,6 +140,41 @@ t.test('410 disables the endpoint (gone) and drops its deliveries', async t => {
   t.equal(hook.received.length, attempts, 'nothing more is sent')
 })
 
+t.test('a run of failures is logged once, at its first failure, without the URL, secret or body; each attempt is counted', async t => {
+  const statuses = [500, 500, 500, 200, 200, 503]
+  const hook = await receiver(t, n => ({ status: statuses[n - 1]! }))
+  const { worker, feed, endpoint, clock, logged, counted } = setup(t)
+  const { endpointId, secret } = await endpoint(`${hook.url}?token=t0ps3cret`)
+  const failures = () => logged.filter(line => line.message.startsWith('webhook delivery failed'))
+  feed.add('book.created')
+  feed.add('book.created')
+  await worker.runOnce()
+  t.equal(failures().length, 1, 'two deliveries failing together begin one run')
+  t.same(failures()[0]!.details, { endpoint: endpointId, status: 500, error: 'answered 500' })
+  clock.advance(5000)
+  await worker.runOnce()
+  t.equal(hook.received.length, 4)
+  t.equal(failures().length, 1, 'the run goes on: no line more')
+  clock.advance(5 * 60_000)
+  feed.add('book.created')
+  await worker.runOnce()
+  t.equal(failures().length, 2, 'after a success, the next failure begins a new run')
+  t.same(counted, ['failed', 'failed', 'failed', 'delivered', 'delivered', 'failed'])
+  const text = JSON.stringify(logged)
+  for (const secretThing of ['t0ps3cret', secret.slice(6), hook.url, 'book.created']) t.notMatch(text, secretThing)
+})
+
+t.test('disabling is logged and counted once, however many deliveries meet it', async t => {
+  const hook = await receiver(t, () => ({ status: 410 }))
+  const { worker, feed, endpoint, logged, counted } = setup(t)
+  const { endpointId } = await endpoint(hook.url)
+  for (let i = 0; i < 3; i++) feed.add('book.created')
+  await worker.runOnce()
+  t.equal(hook.received.length, 3, 'three attempts in one batch, each answered 410')
+  t.same(logged.filter(line => line.message.startsWith('webhook endpoint disabled')).map(line => line.details), [{ endpoint: endpointId, reason: 'gone' }])
+  t.same(counted.toSorted(), ['disabled: gone', 'failed', 'failed', 'failed'], 'a 410 is a failed attempt, and the endpoint is disabled once')
+})
+
 t.test('a 3xx is a failure and is not followed', async t => {
   const target = await receiver(t)
   const hook = await receiver(t, () => ({ status: 302, headers: { location: target.url } }))
@@ -199,6 +237,27 @@ t.test('an endpoint whose key is revoked is disabled (key_revoked), at fan-out o
   t.match(await get(idle.endpointId), { status: 'disabled', disabledReason: 'key_revoked' })
 })
 
+t.test('a delivery queued before its key was revoked is not attempted: the endpoint is disabled at the attempt', async t => {
+  const hook = await receiver(t)
+  const { feed, endpoint, get, repositories, counted } = setup(t)
+  const key = await createKey(repositories.apiKeys, 'hooks', ['books:read', 'webhooks:manage'])
+  const queued = await endpoint(hook.url, ['book.created'], key.key_id)
+  await repositories.webhooks.enqueue(queued.endpointId, queued.position, await feed.head(), [{ position: '0000000000000001', body: '{}' }], 0)
+  await repositories.apiKeys.revoke(key.key_id)
+  // A worker whose fan-out finds no endpoint: the revocation is met by the attempt alone.
+  const worker = new WebhookWorker({
+    repositories: { ...repositories, webhooks: { ...repositories.webhooks, list: async () => [] } },
+    policy: new AddressPolicy(['127.0.0.1']),
+    config: { adminApiKey: null, webhookTimeout: 1000, webhookDisableAfterHours: 1, webhookPollInterval: 1000 },
+    log: { warn: () => {} },
+    metrics: { webhookAttempted: outcome => counted.push(outcome), webhookEndpointDisabled: reason => counted.push(`disabled: ${reason}`) }
+  })
+  await worker.runOnce()
+  t.equal(hook.received.length, 0)
+  t.match(await get(queued.endpointId), { status: 'disabled', disabledReason: 'key_revoked' })
+  t.same(counted, ['disabled: key_revoked'], 'no attempt counted: none was made')
+})
+
 t.test('a key receives only the types it may read; an unknown key and a missing ADMIN_API_KEY count as revoked', async t => {
   const hook = await receiver(t)
   const { worker, feed, endpoint, get, repositories } = setup(t)
@@ -241,7 +300,7 @@ t.test('after a rotation each delivery carries two signatures, one per secret, u
   const { worker, feed, endpoint, clock, repositories } = setup(t)
   const { endpointId, secret: old } = await endpoint(hook.url)
   const secret = newSecret()
-  await repositories.webhooks.rotate(endpointId, secret, clock.now() + 24 * 3600_000)
+  await repositories.webhooks.rotate(endpointId, null, secret, clock.now() + 24 * 3600_000)
   feed.add('book.created')
   await worker.runOnce()
   const first = hook.received[0]!
@@ -276,7 +335,7 @@ t.test('at connection time a host resolving to a refused address is not reached 
   const hook = await receiver(t)
   let answer = '93.184.215.14'
   const resolve: Resolve = async () => [{ address: answer, family: 4 }]
-  const { worker, feed, endpoint, repositories } = setup(t, { allowed: [], resolve })
+  const { worker, feed, endpoint, repositories, counted } = setup(t, { allowed: [], resolve })
   const policy = new AddressPolicy([], resolve)
   await policy.check('https://rebind.test/hooks')
   answer = '127.0.0.1'
@@ -287,9 +346,10 @@ t.test('at connection time a host resolving to a refused address is not reached 
   t.equal(hook.received.length, 0)
   const rows = (repositories as unknown as { webhooks: unknown }).webhooks
   t.ok(rows)
-  const [a, b] = await Promise.all([endpointId, literal.endpointId].map(async id => (await repositories.webhooks.get(id))!.failingSince))
+  const [a, b] = await Promise.all([endpointId, literal.endpointId].map(async id => (await repositories.webhooks.get(id, null))!.failingSince))
   t.not(a, null, 'the rebound name failed')
   t.not(b, null, 'the loopback literal failed')
+  t.same(counted, ['refused', 'refused'], 'counted as refused: nothing was sent')
 })
 
 t.test('a position the feed no longer has moves the endpoint to the head, with a warning', async t => {

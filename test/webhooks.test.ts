@@ -6,7 +6,9 @@ import { AddressPolicy, RefusedUrlError, type Resolve } from '../src/webhooks/ad
 import { build, dune, eventually, openTestRepositories } from './helper.js'
 import { FakeFeed, receiver, verifies } from './webhook-helpers.js'
 
-const resolve: Resolve = async host => host === 'hooks.example.org' ? [{ address: '93.184.215.14', family: 4 }] : []
+// Names resolve here, never through DNS: one public, one internal, and any other to nothing.
+const names: Record<string, string> = { 'hooks.example.org': '93.184.215.14', 'db.internal.example.org': '10.20.30.40' }
+const resolve: Resolve = async host => names[host] === undefined ? [] : [{ address: names[host], family: 4 }]
 const url = 'https://hooks.example.org/books'
 
 async function setup (t: Parameters<typeof build>[0], overrides = {}) {
@@ -54,8 +56,8 @@ t.test('DELETE removes the endpoint and its pending deliveries; rotate answers a
   const body = rotated.json()
   t.not(body.secret, secret)
   t.ok(Math.abs(Date.parse(body.previous_secret_expires_at) - Date.now() - 24 * 3600_000) < 60_000, 'the old secret signs for 24 h more')
-  t.match(await repositories.webhooks.get(endpoint.endpoint_id), { secret: body.secret, previousSecret: secret })
-  await repositories.webhooks.enqueue(endpoint.endpoint_id, (await repositories.webhooks.get(endpoint.endpoint_id))!.position, 'z', [{ position: '1', body: '{}' }], 0)
+  t.match(await repositories.webhooks.get(endpoint.endpoint_id, null), { secret: body.secret, previousSecret: secret })
+  await repositories.webhooks.enqueue(endpoint.endpoint_id, (await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, 'z', [{ position: '1', body: '{}' }], 0)
   t.equal((await request({ method: 'DELETE', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 204)
   t.equal((await request({ method: 'GET', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 404)
   t.same(await repositories.webhooks.claim(Date.now(), Date.now() + 1000, 10), [], 'no delivery left')
@@ -72,7 +74,7 @@ t.test('POST /webhook-endpoints/{id}/enable re-enables from the head, clearing f
   const enabled = await request({ method: 'POST', url: `/webhook-endpoints/${endpoint.endpoint_id}/enable` })
   t.equal(enabled.statusCode, 200)
   t.match(enabled.json(), { status: 'enabled', disabled_reason: null, failing_since: null })
-  t.equal((await repositories.webhooks.get(endpoint.endpoint_id))!.position, await feed.head())
+  t.equal((await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, await feed.head())
 })
 
 t.test('webhook operations need webhooks:manage (401 without a key, 403 without the scope)', async t => {
@@ -109,18 +111,27 @@ t.test('beyond WEBHOOK_ENDPOINTS_MAX registering is 409', async t => {
 t.test('URLs that cannot be delivered to are refused at registration, naming why', async t => {
   const { request } = await setup(t)
   const cases: [string, RegExp][] = [
-    ['https://127.0.0.1/hooks', /127\.0\.0\.1, a loopback address/],
+    ['https://127.0.0.1/hooks', /^127\.0\.0\.1 is a loopback address/],
     ['https://10.1.2.3/hooks', /a private address/],
     ['https://169.254.169.254/latest/meta-data', /a linkLocal address/],
     ['https://[::1]/hooks', /a loopback address/],
-    ['https://[::ffff:10.0.0.1]/hooks', /10\.0\.0\.1, a private address/],
+    ['https://[::ffff:10.0.0.1]/hooks', /is a private address/],
+    // IPv4-compatible and other IPv6 outside 2000::/3, which ipaddr.js alone classes as unicast.
+    ['https://[::127.0.0.1]/hooks', /not a globally routable address/],
+    ['https://[::a9fe:a9fe]/latest/meta-data', /not a globally routable address/],
+    ['https://[::10.0.0.1]/hooks', /not a globally routable address/],
+    ['https://[0:0:0:0:0:0:7f00:1]/hooks', /not a globally routable address/],
+    ['https://[::1:0:0:1]/hooks', /not a globally routable address/],
+    ['https://[64:ff9b::7f00:1]/hooks', /rfc6052/],
+    ['https://[2002:7f00:1::]/hooks', /6to4/],
     ['https://100.64.0.1/hooks', /carrierGradeNat/],
     ['https://[fd00::1]/hooks', /uniqueLocal/],
     ['http://hooks.example.org/books', /must be https/],
     ['https://user:pw@hooks.example.org/books', /credentials/],
     ['https://hooks.example.org/books#x', /fragment/],
     ['https://hooks.example.org:8443/books', /port 8443/],
-    ['https://nowhere.example.org/books', /does not resolve/],
+    ['https://nowhere.example.org/books', /^nowhere\.example\.org does not resolve to a public address/],
+    ['https://db.internal.example.org/books', /^db\.internal\.example\.org does not resolve to a public address/],
     ['ftp://hooks.example.org/books', /must be an https URL/]
   ]
   for (const [target, detail] of cases) {
@@ -128,6 +139,8 @@ t.test('URLs that cannot be delivered to are refused at registration, naming why
     t.equal(res.statusCode, 400, target)
     t.match(res.json(), { type: '/problems/refused-webhook-url', title: 'Refused webhook URL', errors: [{ pointer: '#/url', detail }] }, target)
   }
+  const internal = await request({ method: 'POST', url: '/webhook-endpoints', payload: { url: 'https://db.internal.example.org/', types: ['book.created'] } })
+  t.notMatch(internal.body, /10\.20\.30\.40|private/, 'neither the address an internal name resolves to nor its range is told')
 })
 
 t.test('the allowlist admits its addresses, over http and on any port', async t => {
@@ -147,7 +160,7 @@ t.test('the worker runs with the app and stops with it', async t => {
   feed.add('book.created')
   while (hook.received.length === 0) await new Promise(resolve => setTimeout(resolve, 10))
   t.same(verifies(secret, hook.received[0]!.headers, hook.received[0]!.body), [true])
-  t.ok(await repositories.webhooks.get(endpoint.endpoint_id))
+  t.ok(await repositories.webhooks.get(endpoint.endpoint_id, null))
 })
 
 t.test('end to end with the real feed: a created book reaches a registered endpoint', async t => {
@@ -174,7 +187,7 @@ t.test('the connection-time lookup checks every address a name resolves to, and 
   t.same(await answer(publicAddress, {}), [null, '93.184.215.14', 4], 'one address, as net.connect asks by default')
   t.same(await answer(publicAddress, { all: true }), [null, [{ address: '93.184.215.14', family: 4 }]], 'all of them, as happy eyeballs asks')
   const [nothing] = await answer(async () => [], {})
-  t.match(nothing, new RefusedUrlError('hooks.example.org does not resolve'))
+  t.match(nothing, new RefusedUrlError('hooks.example.org does not resolve to a public address webhooks may reach'))
   const [inside] = await answer(async () => [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }], { all: true })
-  t.match(inside, { message: /10\.0\.0\.7, a private address/ }, 'one private address among public ones refuses the name')
+  t.match(inside, nothing, 'one private address among public ones refuses the name, in the same words as no address')
 })

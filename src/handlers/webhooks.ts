@@ -3,7 +3,8 @@ import { uuidv7 } from 'uuidv7'
 import type { ServiceHandlers, WebhookEndpoint } from '../api-types.js'
 import type { Caller } from '../auth.js'
 import { ApiError, NotFoundError } from '../errors.js'
-import type { EventFeed, StoredWebhookEndpoint, WebhookRepository } from '../storage/types.js'
+import { allScopes } from '../api-keys.js'
+import type { EndpointOwner, EventFeed, StoredWebhookEndpoint, WebhookRepository } from '../storage/types.js'
 import { type AddressPolicy, RefusedUrlError } from '../webhooks/address-policy.js'
 import { readScopeOf } from '../events/scopes.js'
 import { newSecret } from '../webhooks/signature.js'
@@ -49,6 +50,17 @@ function checkTypes (types: string[], caller: Caller): void {
   }
 }
 
+/**
+ * Whose endpoints the caller reaches: those its key registered; an admin key (one holding every scope, as
+ * ADMIN_API_KEY and the first admin key do) reaches every endpoint, including those of revoked keys.
+ * Another key's endpoint is answered as absent (404), so that its id, URL and secret stay that key's.
+ */
+function ownerFor (caller: Caller): EndpointOwner {
+  // securityHandlers let only keys through to these operations.
+  const { keyId, scopes } = caller as Extract<Caller, { kind: 'key' }>
+  return allScopes.every(scope => scopes.includes(scope)) ? null : keyId
+}
+
 export function webhookHandlers ({ webhooks, events, policy, max, clock }: WebhookHandlerOptions): WebhookHandlers {
   async function found (id: string, endpoint: Promise<StoredWebhookEndpoint | null>): Promise<StoredWebhookEndpoint> {
     const result = await endpoint
@@ -57,8 +69,8 @@ export function webhookHandlers ({ webhooks, events, policy, max, clock }: Webho
   }
 
   return {
-    async listWebhookEndpoints () {
-      return { items: (await webhooks.list()).map(view) }
+    async listWebhookEndpoints (request) {
+      return { items: (await webhooks.list(ownerFor(request.caller))).map(view) }
     },
 
     async createWebhookEndpoint (request, reply) {
@@ -92,12 +104,12 @@ export function webhookHandlers ({ webhooks, events, policy, max, clock }: Webho
 
     async getWebhookEndpoint (request) {
       const id = recordId(request.params.endpoint_id)
-      return view(await found(id, webhooks.get(id)))
+      return view(await found(id, webhooks.get(id, ownerFor(request.caller))))
     },
 
     async deleteWebhookEndpoint (request, reply) {
       const id = recordId(request.params.endpoint_id)
-      if (!await webhooks.delete(id)) throw new NotFoundError('webhook endpoint', id)
+      if (!await webhooks.delete(id, ownerFor(request.caller))) throw new NotFoundError('webhook endpoint', id)
       return reply.code(204).send()
     },
 
@@ -105,16 +117,17 @@ export function webhookHandlers ({ webhooks, events, policy, max, clock }: Webho
       const id = recordId(request.params.endpoint_id)
       const secret = newSecret()
       const expires = clock() + overlap
-      const endpoint = await found(id, webhooks.rotate(id, secret, expires))
+      const endpoint = await found(id, webhooks.rotate(id, ownerFor(request.caller), secret, expires))
       return { endpoint: view(endpoint), secret, previous_secret_expires_at: iso(expires) }
     },
 
     async enableWebhookEndpoint (request) {
       const id = recordId(request.params.endpoint_id)
-      const current = await found(id, webhooks.get(id))
+      const owner = ownerFor(request.caller)
+      const current = await found(id, webhooks.get(id, owner))
       // Enabling an enabled endpoint changes nothing (its queue and cursor stay).
       if (current.status === 'enabled') return view(current)
-      return view(await found(id, webhooks.enable(id, await events.head())))
+      return view(await found(id, webhooks.enable(id, owner, await events.head())))
     }
   }
 }

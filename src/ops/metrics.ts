@@ -1,7 +1,8 @@
 // Prometheus metrics: request rates, errors and durations, domain counters, storage use, and the process's own.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { StorageUsage } from '../storage/types.js'
+import type { StorageUsage, WebhookDisabledReason } from '../storage/types.js'
+import type { DeliveryOutcome, WebhookMetrics } from '../webhooks/worker.js'
 
 // Sub-millisecond steps at the bottom: a GET served from SQLite takes about 0.1 ms.
 const durationBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -28,7 +29,7 @@ let processRegistry: Registry | undefined
  * class, resource, limit name), never from an id, a key or a path a client chose, so the number of
  * series cannot grow with traffic. The request path only bumps numbers; text is made at scrape time.
  */
-export class ServiceMetrics {
+export class ServiceMetrics implements WebhookMetrics {
   readonly registry = new Registry()
   readonly #duration = new RequestDurations(this.registry)
 
@@ -73,6 +74,20 @@ export class ServiceMetrics {
     registers: [this.registry]
   })
 
+  readonly #deliveries = new Counter({
+    name: 'bsa_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this node, by outcome: delivered (2xx), failed (another answer or none; retried), refused (an address webhooks may not reach; nothing sent)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry]
+  })
+
+  readonly #endpointsDisabled = new Counter({
+    name: 'bsa_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints disabled by this node, by reason: gone (410), failing (for WEBHOOK_DISABLE_AFTER_HOURS), key_revoked',
+    labelNames: ['reason'] as const,
+    registers: [this.registry]
+  })
+
   readonly #routes = new WeakMap<object, RouteLabels>()
   // By the method Node parsed: a few dozen at most.
   readonly #unmatched = new Map<string, RouteLabels>()
@@ -88,6 +103,9 @@ export class ServiceMetrics {
       collect () { this.set(metrics.#started - metrics.#finished) }
     })
     processRegistry ??= defaultMetrics()
+    // Every series from the start, at 0: a rate over a series that appears only with its first failure is blind to that failure.
+    for (const outcome of ['delivered', 'failed', 'refused'] as const) this.#deliveries.inc({ outcome }, 0)
+    for (const reason of ['gone', 'failing', 'key_revoked'] as const) this.#endpointsDisabled.inc({ reason }, 0)
   }
 
   /** Event streams open now, and those ended by why, read at scrape time. */
@@ -174,6 +192,14 @@ export class ServiceMetrics {
 
   readonly rateLimitStoreError = (): void => {
     this.#rateLimitStoreErrors.inc()
+  }
+
+  webhookAttempted (outcome: DeliveryOutcome): void {
+    this.#deliveries.inc({ outcome })
+  }
+
+  webhookEndpointDisabled (reason: WebhookDisabledReason): void {
+    this.#endpointsDisabled.inc({ reason })
   }
 
   /** The exposition text: this service's metrics, then the process's. */

@@ -60,11 +60,11 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
     },
     webhooks: {
       create: async (endpoint, max) => traced('webhooks.create', () => webhooks.create(endpoint, max)),
-      list: async () => traced('webhooks.list', () => webhooks.list()),
-      get: async endpointId => traced('webhooks.get', () => webhooks.get(endpointId)),
-      delete: async endpointId => traced('webhooks.delete', () => webhooks.delete(endpointId)),
-      rotate: async (endpointId, secret, expires) => traced('webhooks.rotate', () => webhooks.rotate(endpointId, secret, expires)),
-      enable: async (endpointId, position) => traced('webhooks.enable', () => webhooks.enable(endpointId, position)),
+      list: async owner => traced('webhooks.list', () => webhooks.list(owner)),
+      get: async (endpointId, owner) => traced('webhooks.get', () => webhooks.get(endpointId, owner)),
+      delete: async (endpointId, owner) => traced('webhooks.delete', () => webhooks.delete(endpointId, owner)),
+      rotate: async (endpointId, owner, secret, expires) => traced('webhooks.rotate', () => webhooks.rotate(endpointId, owner, secret, expires)),
+      enable: async (endpointId, owner, position) => traced('webhooks.enable', () => webhooks.enable(endpointId, owner, position)),
       // The delivery worker's, not a request's: background work of the node, like pruning.
       enqueue: webhooks.enqueue.bind(webhooks),
       claim: webhooks.claim.bind(webhooks),

@@ -195,18 +195,25 @@ export interface ClaimedDelivery {
   attempts: number
 }
 
+/**
+ * Whose endpoints a management operation reaches: one API key's (its key_id), or every endpoint (null:
+ * an admin key, or the delivery worker). Another key's endpoint is, to that operation, absent.
+ */
+export type EndpointOwner = string | null
+
 export interface WebhookRepository {
   /** Stores an enabled endpoint unless `max` endpoints exist already (then null). */
   create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt' | 'position'>, max: number): Promise<StoredWebhookEndpoint | null>
-  /** Every endpoint, oldest first. */
-  list (): Promise<StoredWebhookEndpoint[]>
-  get (endpointId: string): Promise<StoredWebhookEndpoint | null>
-  /** Deletes the endpoint and its pending deliveries; false when no endpoint has this id. */
-  delete (endpointId: string): Promise<boolean>
+  /** The owner's endpoints (every one for null), oldest first. */
+  list (owner: EndpointOwner): Promise<StoredWebhookEndpoint[]>
+  /** Null when no endpoint of the owner has this id. */
+  get (endpointId: string, owner: EndpointOwner): Promise<StoredWebhookEndpoint | null>
+  /** Deletes the endpoint and its pending deliveries; false when no endpoint of the owner has this id. */
+  delete (endpointId: string, owner: EndpointOwner): Promise<boolean>
   /** Replaces the secret, keeping the current one as the previous until `previousExpiresAt`. */
-  rotate (endpointId: string, secret: string, previousExpiresAt: number): Promise<StoredWebhookEndpoint | null>
+  rotate (endpointId: string, owner: EndpointOwner, secret: string, previousExpiresAt: number): Promise<StoredWebhookEndpoint | null>
   /** Enabled again, not failing, its cursor moved to `position` (what happened meanwhile is not sent). */
-  enable (endpointId: string, position: string): Promise<StoredWebhookEndpoint | null>
+  enable (endpointId: string, owner: EndpointOwner, position: string): Promise<StoredWebhookEndpoint | null>
   /**
    * Queues `events` (due at `now`) and moves the cursor from `from` to `to`, in one transaction and only
    * if the cursor is still at `from` and the endpoint enabled: a concurrent fan-out queues nothing twice.
@@ -217,10 +224,13 @@ export interface WebhookRepository {
   claim (now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>
   /** The delivery is done: it goes, and its endpoint is no longer failing. */
   succeeded (delivery: ClaimedDelivery): Promise<void>
-  /** The attempt failed: another at `nextAttemptAt`; the endpoint failing since `now` unless it already was. */
-  failed (delivery: ClaimedDelivery, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }): Promise<void>
-  /** Disabled for `reason`; its pending deliveries go. */
-  disable (endpointId: string, reason: WebhookDisabledReason): Promise<void>
+  /**
+   * The attempt failed: another at `nextAttemptAt`; the endpoint failing since `now` unless it already was.
+   * True when this failure began the endpoint's run of failures (one caller learns so, whichever node it is on).
+   */
+  failed (delivery: ClaimedDelivery, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }): Promise<boolean>
+  /** Disabled for `reason`; its pending deliveries go. False when it was disabled already (another caller disabled it). */
+  disable (endpointId: string, reason: WebhookDisabledReason): Promise<boolean>
 }
 
 /** How much of the database's connections a node uses, read when metrics are scraped. */

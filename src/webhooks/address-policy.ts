@@ -16,10 +16,32 @@ export function parseAllowlist (entries: readonly string[]): [Address, number][]
     : (address => [address, address.kind() === 'ipv4' ? 32 : 128] as [Address, number])(ipaddr.parse(entry)))
 }
 
+/**
+ * The only IPv6 addresses routed on the internet (RFC 4291 §2.4, IANA's global unicast allocation). Every
+ * embedding of an IPv4 address outside it (IPv4-compatible `::a.b.c.d`, which the URL parser writes as
+ * `::7f00:1`; NAT64 `64:ff9b::/96`; SIIT `::ffff:0:a.b.c.d`) is refused with it; the embeddings inside it,
+ * 6to4 (2002::/16) and Teredo (2001::/32), are among the special ranges ipaddr.js classes as other than unicast.
+ */
+const globalUnicast = ipaddr.parseCIDR('2000::/3')
+
+/** Whether deliveries may reach `address` (IPv4-mapped IPv6 already read as its IPv4). */
+function routable (address: Address): boolean {
+  if (address.range() !== 'unicast') return false
+  return address.kind() === 'ipv4' || address.match(globalUnicast)
+}
+
 /** A URL or address deliveries may not reach; its message says why, for the 400's errors[0].detail. */
 export class RefusedUrlError extends Error {
   override name = 'RefusedUrlError'
 }
+
+const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1')
+
+/**
+ * Why a host name is refused, the same whether it does not resolve or resolves to an address webhooks may
+ * not reach: telling them apart would let a caller map which internal names exist.
+ */
+const unreachable = (url: URL): string => `${url.hostname} does not resolve to a public address webhooks may reach`
 
 export class AddressPolicy {
   readonly #allowed: [Address, number][]
@@ -37,13 +59,18 @@ export class AddressPolicy {
   /**
    * Why `text` may not be reached from `url`, or null. IPv4-mapped IPv6 counts as the IPv4 it maps;
    * only globally routable unicast passes, besides the operator's allowlist, which alone also lifts
-   * the https and port rules.
+   * the https and port rules. An address the host name resolved to is never named (nor its range):
+   * the answer would tell a caller how internal names resolve.
    */
   refusal (url: URL, text: string): string | null {
     const address = ipaddr.process(text)
     if (this.#allowlisted(address)) return null
-    const range = address.range()
-    if (range !== 'unicast') return `resolves to ${address.toString()}, a ${range} address, which webhooks may not reach`
+    if (!routable(address)) {
+      if (!ipaddr.isValid(hostOf(url))) return unreachable(url)
+      const range = address.range()
+      // The caller wrote this address: naming its range tells them nothing new.
+      return `${url.hostname} is ${range === 'unicast' ? 'not a globally routable' : `a ${range}`} address, which webhooks may not reach`
+    }
     if (url.protocol !== 'https:') return 'must be https (plain http only to an address the operator allows)'
     if (url.port !== '' && url.port !== '443' && url.port !== '80') return `names port ${url.port}: only 80 and 443 may be used`
     return null
@@ -55,17 +82,17 @@ export class AddressPolicy {
     if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new RefusedUrlError('must be an https URL')
     if (url.username !== '' || url.password !== '') throw new RefusedUrlError('must not carry credentials (user:password@)')
     if (url.hash !== '' || text.includes('#')) throw new RefusedUrlError('must not have a fragment (#…)')
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-    const addresses = ipaddr.isValid(host) ? [host] : await this.#addresses(host)
+    const host = hostOf(url)
+    const addresses = ipaddr.isValid(host) ? [host] : await this.#addresses(url)
     for (const address of addresses) {
       const refusal = this.refusal(url, address)
       if (refusal !== null) throw new RefusedUrlError(refusal)
     }
   }
 
-  async #addresses (host: string): Promise<string[]> {
-    const found = await this.#resolve(host).catch(() => [])
-    if (found.length === 0) throw new RefusedUrlError(`${host} does not resolve`)
+  async #addresses (url: URL): Promise<string[]> {
+    const found = await this.#resolve(url.hostname).catch(() => [])
+    if (found.length === 0) throw new RefusedUrlError(unreachable(url))
     return found.map(a => a.address)
   }
 
@@ -76,7 +103,7 @@ export class AddressPolicy {
   lookup (url: URL): LookupFunction {
     return (hostname, options, callback) => {
       this.#resolve(hostname).then(found => {
-        if (found.length === 0) throw new RefusedUrlError(`${hostname} does not resolve`)
+        if (found.length === 0) throw new RefusedUrlError(unreachable(url))
         const refused = found.map(a => this.refusal(url, a.address)).find(r => r !== null)
         if (refused !== undefined) throw new RefusedUrlError(refused)
         if (options.all === true) (callback as (e: null, a: typeof found) => void)(null, found)

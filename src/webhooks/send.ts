@@ -2,7 +2,7 @@
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP } from 'node:net'
-import type { AddressPolicy } from './address-policy.js'
+import { type AddressPolicy, RefusedUrlError } from './address-policy.js'
 
 export interface Attempt {
   /** The status, or null when none came (refused, unreachable, timed out). */
@@ -11,6 +11,8 @@ export interface Attempt {
   retryAfter: number | null
   /** Why it failed, for the delivery's last_error; '' on success. */
   error: string
+  /** Whether the address policy refused the connection (an address webhooks may not reach): no request was sent. */
+  refused?: true
 }
 
 function retryAfter (value: string | undefined, now: number): number | null {
@@ -26,7 +28,7 @@ export function send (policy: AddressPolicy, target: string, headers: Record<str
   // Node connects to an address literal without asking `lookup`, so the policy sees it here instead.
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1')
   const refused = isIP(literal) === 0 ? null : policy.refusal(url, literal)
-  if (refused !== null) return Promise.resolve({ status: null, retryAfter: null, error: refused })
+  if (refused !== null) return Promise.resolve({ status: null, retryAfter: null, error: refused, refused: true })
   return new Promise(resolve => {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
       method: 'POST',
@@ -48,7 +50,9 @@ export function send (policy: AddressPolicy, target: string, headers: Record<str
       resolve(attempt)
       request.destroy()
     }
-    request.on('error', error => finish({ status: null, retryAfter: null, error: error.message }))
+    request.on('error', error => finish({
+      status: null, retryAfter: null, error: error.message, ...(error instanceof RefusedUrlError && { refused: true as const })
+    }))
     request.end(body)
   })
 }

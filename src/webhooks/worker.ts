@@ -2,7 +2,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Config } from '../config.js'
 import { eventJson } from '../storage/events.js'
-import type { ClaimedDelivery, Repositories, StoredWebhookEndpoint } from '../storage/types.js'
+import type { ClaimedDelivery, Repositories, StoredWebhookEndpoint, WebhookDisabledReason } from '../storage/types.js'
 import type { AddressPolicy } from './address-policy.js'
 import { readScopeOf } from '../events/scopes.js'
 import { send } from './send.js'
@@ -32,6 +32,15 @@ export function retryDelay (attempts: number, random: () => number): number {
   return Math.round(base * (0.9 + 0.2 * random()))
 }
 
+/** How an attempt ended: a 2xx, any other answer or none, or an address the policy refused at connection (nothing sent). */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'refused'
+
+/** What the worker counts (ServiceMetrics, when metrics are on). */
+export interface WebhookMetrics {
+  webhookAttempted (outcome: DeliveryOutcome): void
+  webhookEndpointDisabled (reason: WebhookDisabledReason): void
+}
+
 export type WorkerConfig = Pick<Config, 'adminApiKey' | 'webhookTimeout' | 'webhookDisableAfterHours' | 'webhookPollInterval'>
 
 export interface WorkerOptions {
@@ -42,6 +51,7 @@ export interface WorkerOptions {
   /** Math.random unless given (tests fix the jitter). */
   random?: (() => number) | undefined
   log: { warn (details: object, message: string): void }
+  metrics?: WebhookMetrics | null | undefined
 }
 
 /** Events read per page and pages per endpoint per run: one endpoint far behind cannot hold up the rest. */
@@ -63,6 +73,7 @@ export class WebhookWorker {
   readonly #clock: Clock
   readonly #random: () => number
   readonly #log: WorkerOptions['log']
+  readonly #metrics: WebhookMetrics | null
   /** Longer than an attempt can take, so a lease runs out only for a node that died or stopped mid-attempt. */
   readonly #lease: number
   readonly #abort = new AbortController()
@@ -72,13 +83,14 @@ export class WebhookWorker {
   #soon = false
   #unsubscribe: () => void = () => {}
 
-  constructor ({ repositories, policy, config, clock = systemClock, random = Math.random, log }: WorkerOptions) {
+  constructor ({ repositories, policy, config, clock = systemClock, random = Math.random, log, metrics = null }: WorkerOptions) {
     this.#repositories = repositories
     this.#policy = policy
     this.#config = config
     this.#clock = clock
     this.#random = random
     this.#log = log
+    this.#metrics = metrics
     // Every attempt of a batch listens to this one signal until its socket has closed, which can be just after the
     // next batch began: up to two batches' worth is the design, not a leak (Node warns past 10).
     setMaxListeners(2 * batch, this.#abort.signal)
@@ -125,7 +137,7 @@ export class WebhookWorker {
 
   /** One run: queue what the feed has for every enabled endpoint, then make every attempt due. */
   async runOnce (): Promise<void> {
-    for (const endpoint of await this.#repositories.webhooks.list()) {
+    for (const endpoint of await this.#repositories.webhooks.list(null)) {
       if (endpoint.status === 'enabled') await this.#fanOut(endpoint)
     }
     for (;;) {
@@ -147,7 +159,7 @@ export class WebhookWorker {
   async #fanOut (endpoint: StoredWebhookEndpoint): Promise<void> {
     const { events, webhooks } = this.#repositories
     const types = await this.#readable(endpoint)
-    if (types === null) return webhooks.disable(endpoint.endpointId, 'key_revoked')
+    if (types === null) return this.#disable(endpoint, 'key_revoked')
     let from = endpoint.position
     if (await events.check(from) !== 'current') {
       // Pruned past it (or a restored database): nothing can be queued for what is gone; go on from now.
@@ -168,7 +180,7 @@ export class WebhookWorker {
   async #attempt (delivery: ClaimedDelivery): Promise<void> {
     const { endpoint } = delivery
     const { webhooks } = this.#repositories
-    if (await this.#readable(endpoint) === null) return webhooks.disable(endpoint.endpointId, 'key_revoked')
+    if (await this.#readable(endpoint) === null) return this.#disable(endpoint, 'key_revoked')
     const now = this.#clock.now()
     const timestamp = Math.floor(now / second)
     const secrets = endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt! > now
@@ -183,11 +195,24 @@ export class WebhookWorker {
     const result = await send(this.#policy, endpoint.url, headers, delivery.body, this.#config.webhookTimeout, this.#abort.signal, now)
     // Stopping: the lease runs out and the attempt is made again, by this node after a restart or by another.
     if (this.#abort.signal.aborted) return
+    this.#metrics?.webhookAttempted(result.error === '' ? 'delivered' : result.refused === true ? 'refused' : 'failed')
     if (result.error === '') return webhooks.succeeded(delivery)
-    if (result.status === 410) return webhooks.disable(endpoint.endpointId, 'gone')
+    if (result.status === 410) return this.#disable(endpoint, 'gone')
     const failingSince = endpoint.failingSince ?? now
-    if (now - failingSince >= this.#config.webhookDisableAfterHours * hour) return webhooks.disable(endpoint.endpointId, 'failing')
+    if (now - failingSince >= this.#config.webhookDisableAfterHours * hour) return this.#disable(endpoint, 'failing')
     const nextAttemptAt = now + Math.max(retryDelay(delivery.attempts, this.#random), result.retryAfter ?? 0)
-    await webhooks.failed(delivery, { status: result.status, error: result.error, nextAttemptAt, now })
+    // One line per run of failures, not per attempt: an endpoint down for a day would otherwise log
+    // every retry of every event. Never the URL (it may carry a token), the secret or the body.
+    if (await webhooks.failed(delivery, { status: result.status, error: result.error, nextAttemptAt, now })) {
+      this.#log.warn({ endpoint: endpoint.endpointId, status: result.status, error: result.error },
+        'webhook delivery failed; retried with backoff until one succeeds or the endpoint is disabled')
+    }
+  }
+
+  /** Disables the endpoint, then logs and counts it once, whichever node or delivery got there first. */
+  async #disable (endpoint: StoredWebhookEndpoint, reason: WebhookDisabledReason): Promise<void> {
+    if (!await this.#repositories.webhooks.disable(endpoint.endpointId, reason)) return
+    this.#metrics?.webhookEndpointDisabled(reason)
+    this.#log.warn({ endpoint: endpoint.endpointId, reason }, 'webhook endpoint disabled: nothing is delivered to it until it is enabled again')
   }
 }

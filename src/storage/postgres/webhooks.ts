@@ -1,13 +1,16 @@
 // PostgreSQL webhook endpoints and their pending deliveries: every change is one statement, so no
 // transaction stays open between round trips (an open one would hold back the feed for every reader).
 import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
-import type { WebhookRepository } from '../types.js'
+import type { EndpointOwner, WebhookRepository } from '../types.js'
 import type { PipelinedClients } from './connection.js'
 import { isoTimestamp } from './table.js'
 
 const columns = (alias: string) => `${alias}.endpoint_id, ${alias}.url, ${alias}.types, ${alias}.description, ${alias}.key_id, ${alias}.secret,
   ${alias}.previous_secret, ${alias}.previous_secret_expires_at, ${alias}.status, ${alias}.disabled_reason, ${alias}.failing_since,
   ${isoTimestamp(`${alias}.created_at`)} AS created_at, ${alias}.position`
+
+/** An owner of null (parameter `$n`) reaches every endpoint (an admin key, the worker); a key's id, only those it registered. */
+const owned = (n: number) => `($${n}::text IS NULL OR e.key_id = $${n})`
 
 export class PostgresWebhooks implements WebhookRepository {
   readonly #db: PipelinedClients
@@ -32,28 +35,31 @@ export class PostgresWebhooks implements WebhookRepository {
     [endpoint.endpointId, endpoint.url, endpoint.types.join(' '), endpoint.description, endpoint.keyId, endpoint.secret, endpoint.createdAt, endpoint.position, max])
   }
 
-  async list () {
-    const { rows } = await this.#db.query<WebhookEndpointRow>({ text: `SELECT ${columns('e')} FROM webhook_endpoints e ORDER BY e.created_at, e.endpoint_id` })
+  async list (owner: EndpointOwner) {
+    const { rows } = await this.#db.query<WebhookEndpointRow>({
+      text: `SELECT ${columns('e')} FROM webhook_endpoints e WHERE ${owned(1)} ORDER BY e.created_at, e.endpoint_id`,
+      values: [owner]
+    })
     return rows.map(storedEndpoint)
   }
 
-  async get (endpointId: string) {
-    return this.#one(`SELECT ${columns('e')} FROM webhook_endpoints e WHERE e.endpoint_id = $1`, [endpointId])
+  async get (endpointId: string, owner: EndpointOwner) {
+    return this.#one(`SELECT ${columns('e')} FROM webhook_endpoints e WHERE e.endpoint_id = $1 AND ${owned(2)}`, [endpointId, owner])
   }
 
-  async delete (endpointId: string) {
-    const { rowCount } = await this.#db.query({ text: 'DELETE FROM webhook_endpoints WHERE endpoint_id = $1', values: [endpointId] })
+  async delete (endpointId: string, owner: EndpointOwner) {
+    const { rowCount } = await this.#db.query({ text: `DELETE FROM webhook_endpoints e WHERE e.endpoint_id = $1 AND ${owned(2)}`, values: [endpointId, owner] })
     return rowCount === 1
   }
 
-  async rotate (endpointId: string, secret: string, previousExpiresAt: number) {
-    return this.#one(`UPDATE webhook_endpoints e SET previous_secret = e.secret, secret = $2, previous_secret_expires_at = $3
-      WHERE e.endpoint_id = $1 RETURNING ${columns('e')}`, [endpointId, secret, previousExpiresAt])
+  async rotate (endpointId: string, owner: EndpointOwner, secret: string, previousExpiresAt: number) {
+    return this.#one(`UPDATE webhook_endpoints e SET previous_secret = e.secret, secret = $3, previous_secret_expires_at = $4
+      WHERE e.endpoint_id = $1 AND ${owned(2)} RETURNING ${columns('e')}`, [endpointId, owner, secret, previousExpiresAt])
   }
 
-  async enable (endpointId: string, position: string) {
-    return this.#one(`UPDATE webhook_endpoints e SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = $2
-      WHERE e.endpoint_id = $1 RETURNING ${columns('e')}`, [endpointId, position])
+  async enable (endpointId: string, owner: EndpointOwner, position: string) {
+    return this.#one(`UPDATE webhook_endpoints e SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = $3
+      WHERE e.endpoint_id = $1 AND ${owned(2)} RETURNING ${columns('e')}`, [endpointId, owner, position])
   }
 
   /**
@@ -101,19 +107,22 @@ export class PostgresWebhooks implements WebhookRepository {
   }
 
   async failed (delivery: { deliveryId: string, endpoint: { endpointId: string } }, outcome: { status: number | null, error: string, nextAttemptAt: number, now: number }) {
-    await this.#db.query({
+    const { rowCount } = await this.#db.query({
       text: `WITH retry AS (
           UPDATE webhook_deliveries SET next_attempt_at = $3, lease_until = NULL, last_status = $4, last_error = $5 WHERE delivery_id = $1)
         UPDATE webhook_endpoints SET failing_since = $6 WHERE endpoint_id = $2 AND failing_since IS NULL`,
       values: [delivery.deliveryId, delivery.endpoint.endpointId, outcome.nextAttemptAt, outcome.status, outcome.error, outcome.now]
     })
+    // Only the failure that found the endpoint not failing sets failing_since: it began the run.
+    return rowCount === 1
   }
 
   async disable (endpointId: string, reason: string) {
-    await this.#db.query({
+    const { rowCount } = await this.#db.query({
       text: `WITH dropped AS (DELETE FROM webhook_deliveries WHERE endpoint_id = $1)
-        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE endpoint_id = $1`,
+        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE endpoint_id = $1 AND status = 'enabled'`,
       values: [endpointId, reason]
     })
+    return rowCount === 1
   }
 }

@@ -1,19 +1,22 @@
 // SQLite webhook endpoints and their pending deliveries; every change is one short transaction.
 import type Database from 'better-sqlite3'
 import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
-import type { WebhookRepository } from '../types.js'
+import type { EndpointOwner, WebhookRepository } from '../types.js'
 
 export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const count = db.prepare<[], number>('SELECT count(*) FROM webhook_endpoints').pluck()
   const insert = db.prepare(`INSERT INTO webhook_endpoints (endpoint_id, url, types, description, key_id, secret, status, created_at, position)
     VALUES (@endpoint_id, @url, @types, @description, @key_id, @secret, 'enabled', @created_at, @position)`)
-  const get = db.prepare<[string], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE endpoint_id = ?')
-  const list = db.prepare<[], WebhookEndpointRow>('SELECT * FROM webhook_endpoints ORDER BY created_at, endpoint_id')
-  const remove = db.prepare<[string]>('DELETE FROM webhook_endpoints WHERE endpoint_id = ?')
-  const rotate = db.prepare<[string, number, string]>(
-    'UPDATE webhook_endpoints SET previous_secret = secret, secret = ?, previous_secret_expires_at = ? WHERE endpoint_id = ?')
-  const enable = db.prepare<[string, string]>(
-    "UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = ? WHERE endpoint_id = ?")
+  // An owner of null reaches every endpoint (an admin key, the worker); a key's id, only those it registered.
+  const owned = '(@owner IS NULL OR key_id = @owner)'
+  type Owned = { id: string, owner: EndpointOwner }
+  const get = db.prepare<[Owned], WebhookEndpointRow>(`SELECT * FROM webhook_endpoints WHERE endpoint_id = @id AND ${owned}`)
+  const list = db.prepare<[{ owner: EndpointOwner }], WebhookEndpointRow>(`SELECT * FROM webhook_endpoints WHERE ${owned} ORDER BY created_at, endpoint_id`)
+  const remove = db.prepare<[Owned]>(`DELETE FROM webhook_endpoints WHERE endpoint_id = @id AND ${owned}`)
+  const rotate = db.prepare<[Owned & { secret: string, expires: number }]>(
+    `UPDATE webhook_endpoints SET previous_secret = secret, secret = @secret, previous_secret_expires_at = @expires WHERE endpoint_id = @id AND ${owned}`)
+  const enable = db.prepare<[Owned & { position: string }]>(
+    `UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = @position WHERE endpoint_id = @id AND ${owned}`)
   const move = db.prepare<[string, string, string]>(
     "UPDATE webhook_endpoints SET position = ? WHERE endpoint_id = ? AND position = ? AND status = 'enabled'")
   const queue = db.prepare<[string, string, string, number]>(
@@ -28,12 +31,12 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const recovered = db.prepare<[string]>('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?')
   const retry = db.prepare<[number, number | null, string, string]>(
     'UPDATE webhook_deliveries SET next_attempt_at = ?, lease_until = NULL, last_status = ?, last_error = ? WHERE delivery_id = ?')
-  const failing = db.prepare<[number, string]>('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE endpoint_id = ?')
-  const disable = db.prepare<[string, string]>("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE endpoint_id = ?")
+  const failing = db.prepare<[number, string]>('UPDATE webhook_endpoints SET failing_since = ? WHERE endpoint_id = ? AND failing_since IS NULL')
+  const disable = db.prepare<[string, string]>("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE endpoint_id = ? AND status = 'enabled'")
   const drop = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE endpoint_id = ?')
 
-  const find = (endpointId: string) => {
-    const row = get.get(endpointId)
+  const find = (id: string, owner: EndpointOwner) => {
+    const row = get.get({ id, owner })
     return row === undefined ? null : storedEndpoint(row)
   }
   const create = db.transaction((row: WebhookEndpointRow, max: number) => {
@@ -57,11 +60,11 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   })
   const failed = db.transaction((deliveryId: string, endpointId: string, status: number | null, error: string, nextAttemptAt: number, now: number) => {
     retry.run(nextAttemptAt, status, error, deliveryId)
-    failing.run(now, endpointId)
+    return failing.run(now, endpointId).changes > 0
   })
   const disabled = db.transaction((endpointId: string, reason: string) => {
-    disable.run(reason, endpointId)
     drop.run(endpointId)
+    return disable.run(reason, endpointId).changes > 0
   })
 
   return {
@@ -83,22 +86,22 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
       }
       return create.immediate(row, max) ? storedEndpoint(row) : null
     },
-    async list () {
-      return list.all().map(storedEndpoint)
+    async list (owner) {
+      return list.all({ owner }).map(storedEndpoint)
     },
-    async get (endpointId) {
-      return find(endpointId)
+    async get (id, owner) {
+      return find(id, owner)
     },
-    async delete (endpointId) {
-      return remove.run(endpointId).changes > 0
+    async delete (id, owner) {
+      return remove.run({ id, owner }).changes > 0
     },
-    async rotate (endpointId, secret, previousExpiresAt) {
-      rotate.run(secret, previousExpiresAt, endpointId)
-      return find(endpointId)
+    async rotate (id, owner, secret, expires) {
+      rotate.run({ id, owner, secret, expires })
+      return find(id, owner)
     },
-    async enable (endpointId, position) {
-      enable.run(position, endpointId)
-      return find(endpointId)
+    async enable (id, owner, position) {
+      enable.run({ id, owner, position })
+      return find(id, owner)
     },
     async enqueue (endpointId, from, to, events, now) {
       return enqueue.immediate(endpointId, from, to, events, now)
@@ -110,10 +113,10 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
       succeeded.immediate(delivery.deliveryId, delivery.endpoint.endpointId)
     },
     async failed (delivery, { status, error, nextAttemptAt, now }) {
-      failed.immediate(delivery.deliveryId, delivery.endpoint.endpointId, status, error, nextAttemptAt, now)
+      return failed.immediate(delivery.deliveryId, delivery.endpoint.endpointId, status, error, nextAttemptAt, now)
     },
     async disable (endpointId, reason) {
-      disabled.immediate(endpointId, reason)
+      return disabled.immediate(endpointId, reason)
     }
   }
 }
