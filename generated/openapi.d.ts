@@ -1261,7 +1261,7 @@ export interface components {
     };
     requestBodies: {
         /** @description The book's writable fields; the book as a GET returned it (changed) is accepted too. */
-        BookReplacement: {
+        BookReplacementBody: {
             content: {
                 /**
                  * @example {
@@ -1275,7 +1275,7 @@ export interface components {
             };
         };
         /** @description The student's writable fields; the student as a GET returned them (changed) is accepted too. */
-        StudentReplacement: {
+        StudentReplacementBody: {
             content: {
                 /**
                  * @example {
@@ -1288,7 +1288,7 @@ export interface components {
                 "application/json": components["schemas"]["StudentReplacement"];
             };
         };
-        BookInput: {
+        BookInputBody: {
             content: {
                 /**
                  * @example {
@@ -1301,7 +1301,7 @@ export interface components {
                 "application/json": components["schemas"]["BookInput"];
             };
         };
-        StudentInput: {
+        StudentInputBody: {
             content: {
                 /**
                  * @example {
@@ -1437,7 +1437,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookInput"];
+        requestBody: components["requestBodies"]["BookInputBody"];
         responses: {
             /** @description The book was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1525,7 +1525,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookReplacement"];
+        requestBody: components["requestBodies"]["BookReplacementBody"];
         responses: {
             /** @description The book as stored after the update. */
             200: {
@@ -1684,7 +1684,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentInput"];
+        requestBody: components["requestBodies"]["StudentInputBody"];
         responses: {
             /** @description The student was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1772,7 +1772,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentReplacement"];
+        requestBody: components["requestBodies"]["StudentReplacementBody"];
         responses: {
             /** @description The student as stored after the update. */
             200: {
