@@ -34,6 +34,8 @@ import { validatorCompiler } from './validation.js'
 import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
 import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
 
+/** CSP source for the <style> of the logo in Swagger UI's top bar: the SHA-256 of its text. */
+const swaggerUiLogoStyle = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
@@ -226,9 +228,12 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       routePrefix: '/docs',
       uiConfig: { deepLinking: true, tryItOutEnabled: true },
       // Swagger UI needs its own scripts and styles (by hash); the plugin's policy would also force
-      // https for every asset, which breaks the page on a plain-http local server.
+      // https for every asset, which breaks the page on a plain-http local server. The top bar's logo
+      // is an inline SVG whose <style> element the policy must allow by its hash (the browser test
+      // fails on any console error, so a Swagger UI that changes that style is caught).
       staticCSP: true,
       transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
+        .replace(/style-src ([^;]*);/, (_directive, sources: string) => `style-src ${sources.trim()} '${swaggerUiLogoStyle}';`)
     })
   })
   registerPages(app, served, documentHeaders)
