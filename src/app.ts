@@ -19,7 +19,7 @@ import { registerPages } from './pages.js'
 import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
-import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
+import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './openapi-document.js'
 import { urlRedactor } from './log-redaction.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { openRateLimitStore, rateLimit } from './rate-limit.js'
@@ -219,6 +219,11 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // The plugin types documents by OpenAPI version, and 3.1 is not among them; it serves any object as is.
   await app.register(swagger, { mode: 'static', specification: { document: served as never } })
   const documentHeaders = documentSecurityHeaders()
+  // Where the server listens; HOST and PORT before it does (an injected request).
+  const listeningAddress = (): { address: string, port: number } => {
+    const address = app.server.address()
+    return typeof address === 'object' && address !== null ? address : { address: config.host, port: config.port }
+  }
   await app.register(async docs => {
     docs.addHook('onRequest', (_request, reply, done) => {
       reply.headers(documentHeaders)
@@ -231,6 +236,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       // https for every asset, which breaks the page on a plain-http local server. The top bar's logo
       // is an inline SVG whose <style> element the policy must allow by its hash (the browser test
       // fails on any console error, so a Swagger UI that changes that style is caught).
+      // Served per request: the first server is where the service is reached (PUBLIC_URL, or where it listens).
+      transformSpecification: document => withServer(document as OpenApiDocument, config.publicUrl ?? listeningUrl(listeningAddress())),
       staticCSP: true,
       transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
         .replace(/style-src ([^;]*);/, (_directive, sources: string) => `style-src ${sources.trim()} '${swaggerUiLogoStyle}';`)
