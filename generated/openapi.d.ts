@@ -634,11 +634,7 @@ export interface components {
             id: components["schemas"]["EventCursor"];
             /** @constant */
             source: "/books-students-api";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "book.created" | "book.replaced" | "book.deleted";
+            type: string;
             /**
              * @description The book's path.
              * @example /books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
@@ -684,11 +680,7 @@ export interface components {
             id: components["schemas"]["EventCursor"];
             /** @constant */
             source: "/books-students-api";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "student.created" | "student.replaced";
+            type: string;
             /**
              * @description The student's path.
              * @example /api/students/0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
@@ -704,7 +696,7 @@ export interface components {
             };
         };
         /**
-         * @description One change; `type` tells a book's from a student's.
+         * @description One change; `type` tells a book's (`book.*`) from a student's (`student.*`). More types may come, of these resources or of others (`OtherEvent`): ignore the ones you do not know. No discriminator mapping closes the list, so a generated client keeps `type` open.
          * @example {
          *       "specversion": "1.0",
          *       "id": "5k2mq0d1-1c",
@@ -728,7 +720,36 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["BookEvent"] | components["schemas"]["StudentEvent"];
+        Event: components["schemas"]["BookEvent"] | components["schemas"]["StudentEvent"] | components["schemas"]["OtherEvent"];
+        /**
+         * @description An event of a resource this version of the contract does not describe (neither `book.*` nor `student.*`), as a later version may send: the CloudEvents 1.0 attributes every event has, `data` left open. Ignore it, or read `type` and `data` as JSON.
+         * @example {
+         *       "specversion": "1.0",
+         *       "id": "5k2mq0d1-1e",
+         *       "source": "/books-students-api",
+         *       "type": "course.created",
+         *       "subject": "/courses/0190a5d2-9a00-7c2d-8a11-5e6f7a8b9c0d",
+         *       "time": "2026-11-23T10:00:00.000Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "id": "0190a5d2-9a00-7c2d-8a11-5e6f7a8b9c0d",
+         *         "revision": 1
+         *       }
+         *     }
+         */
+        OtherEvent: {
+            /** @constant */
+            specversion: "1.0";
+            id: components["schemas"]["EventCursor"];
+            /** @constant */
+            source: "/books-students-api";
+            type: string;
+            subject: string;
+            time: components["schemas"]["Timestamp"];
+            /** @constant */
+            datacontenttype: "application/json";
+            data: Record<string, never>;
+        };
         /**
          * @example {
          *       "items": [
@@ -1869,7 +1890,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream: `retry:`, then frames `id: <event id>`, `event: <type>`, `data: <Event JSON>` (the schema in `x-event-schema`), comments as heartbeats. */
+            /**
+             * @description The stream: `retry:`, then frames `id: <event id>`, `event: <type>`, `data: <Event JSON>`
+             *     (the schema below describes each frame's data), comments as heartbeats. For example:
+             *
+             *     ```
+             *     retry: 3000
+             *
+             *     id: 5k2mq0d1-1c
+             *     event: book.created
+             *     data: {"specversion":"1.0","id":"5k2mq0d1-1c","source":"/books-students-api","type":"book.created","subject":"/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","time":"2026-11-21T09:30:00.000Z","datacontenttype":"application/json","data":{"id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","revision":1,"object":{"book_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","title":"Dune","author":"Frank Herbert","isbn":"9780441013593","published_year":1965,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}}}
+             *
+             *     : heartbeat
+             *     ```
+             */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1877,16 +1911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 5k2mq0d1-1c
-                     *     event: book.created
-                     *     data: {"specversion":"1.0","id":"5k2mq0d1-1c","source":"/books-students-api","type":"book.created","subject":"/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","time":"2026-11-21T09:30:00.000Z","datacontenttype":"application/json","data":{"id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","revision":1,"object":{"book_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","title":"Dune","author":"Frank Herbert","isbn":"9780441013593","published_year":1965,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}}}
-                     *
-                     *     : heartbeat
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["Event"];
                 };
             };
             400: components["responses"]["BadRequest"];
