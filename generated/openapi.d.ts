@@ -43,7 +43,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a book */
+        /**
+         * Get a book
+         * @description The book with its strong `ETag`; send that tag in `If-None-Match` to get a 304 while it is unchanged, or in `If-Match` on a `PUT` or `DELETE`. Public unless the server sets `PUBLIC_BOOK_READS=false`.
+         */
         get: operations["getBook"];
         /**
          * Replace a book
@@ -101,7 +104,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a student */
+        /**
+         * Get a student
+         * @description The student with their strong `ETag`; send that tag in `If-None-Match` to get a 304 while it is unchanged, or in `If-Match` on a `PUT`.
+         */
         get: operations["getStudent"];
         /**
          * Replace a student
@@ -213,7 +219,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a webhook endpoint */
+        /**
+         * Get a webhook endpoint
+         * @description The endpoint and its delivery state (`status`, why it was disabled, since when deliveries fail); never its signing secret, which only its creation and a rotation show.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
@@ -1094,6 +1103,8 @@ export interface components {
         /** @description The record still has the `ETag` given in `If-None-Match`; no body. */
         NotModified: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
@@ -1102,6 +1113,8 @@ export interface components {
         /** @description The record's current `ETag` is not one given in `If-Match` (someone changed it since); nothing was changed. GET it again, reapply the change, and retry with the new tag. */
         PreconditionFailed: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1111,6 +1124,8 @@ export interface components {
         /** @description The `Idempotency-Key` was already used with a different request body. */
         IdempotencyKeyReused: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
