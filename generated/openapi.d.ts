@@ -1297,7 +1297,7 @@ export interface components {
     };
     requestBodies: {
         /** @description The book's writable fields; the book as a GET returned it (changed) is accepted too. */
-        BookReplacementBody: {
+        BookReplace: {
             content: {
                 /**
                  * @example {
@@ -1311,7 +1311,7 @@ export interface components {
             };
         };
         /** @description The student's writable fields; the student as a GET returned them (changed) is accepted too. */
-        StudentReplacementBody: {
+        StudentReplace: {
             content: {
                 /**
                  * @example {
@@ -1324,7 +1324,7 @@ export interface components {
                 "application/json": components["schemas"]["StudentReplacement"];
             };
         };
-        BookInputBody: {
+        BookCreate: {
             content: {
                 /**
                  * @example {
@@ -1337,7 +1337,7 @@ export interface components {
                 "application/json": components["schemas"]["BookInput"];
             };
         };
-        StudentInputBody: {
+        StudentCreate: {
             content: {
                 /**
                  * @example {
@@ -1473,7 +1473,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookInputBody"];
+        requestBody: components["requestBodies"]["BookCreate"];
         responses: {
             /** @description The book was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1561,7 +1561,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookReplacementBody"];
+        requestBody: components["requestBodies"]["BookReplace"];
         responses: {
             /** @description The book as stored after the update. */
             200: {
@@ -1720,7 +1720,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentInputBody"];
+        requestBody: components["requestBodies"]["StudentCreate"];
         responses: {
             /** @description The student was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1808,7 +1808,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentReplacementBody"];
+        requestBody: components["requestBodies"]["StudentReplace"];
         responses: {
             /** @description The student as stored after the update. */
             200: {
