@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parse } from 'yaml'
-import { listeningUrl, specPath } from '../src/openapi-document.js'
+import { listeningUrl, specPath, withServer } from '../src/openapi-document.js'
 import { spec } from './contract.js'
 import { build } from './helper.js'
 
@@ -58,6 +58,12 @@ t.test('listeningUrl names a wildcard address localhost and brackets IPv6', asyn
   t.equal(listeningUrl({ address: '::', port: 3000 }), 'http://localhost:3000')
   t.equal(listeningUrl({ address: '::1', port: 8080 }), 'http://[::1]:8080')
   t.equal(listeningUrl({ address: '192.0.2.7', port: 80 }), 'http://192.0.2.7:80')
+})
+
+t.test('withServer names the server first, beside a document\'s own servers or none', async t => {
+  const bare = { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }
+  t.same(withServer(bare, 'http://localhost:3000').servers, [{ url: 'http://localhost:3000', description: 'This server, as it is reached (PUBLIC_URL)' }])
+  t.same(bare, { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }, 'the document itself is left as it was')
 })
 
 t.test('GET /docs serves Swagger UI', async t => {
