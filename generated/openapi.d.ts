@@ -43,7 +43,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a book */
+        /**
+         * Get a book
+         * @description The book with its strong `ETag`; send that tag in `If-None-Match` to get a 304 while it is unchanged, or in `If-Match` on a `PUT` or `DELETE`. Public unless the server sets `PUBLIC_BOOK_READS=false`.
+         */
         get: operations["getBook"];
         /**
          * Replace a book
@@ -101,7 +104,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a student */
+        /**
+         * Get a student
+         * @description The student with their strong `ETag`; send that tag in `If-None-Match` to get a 304 while it is unchanged, or in `If-Match` on a `PUT`.
+         */
         get: operations["getStudent"];
         /**
          * Replace a student
@@ -215,7 +221,7 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description An endpoint this key registered (an admin key gets any); another key's is 404, as if it did not exist.
+         * @description The endpoint and its delivery state (`status`, why it was disabled, since when deliveries fail), if this key registered it (an admin key gets any; another key's is 404, as if it did not exist); never its signing secret, which only its creation and a rotation show.
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
@@ -637,11 +643,7 @@ export interface components {
             id: components["schemas"]["EventCursor"];
             /** @constant */
             source: "/books-students-api";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "book.created" | "book.replaced" | "book.deleted";
+            type: string;
             /**
              * @description The book's path.
              * @example /books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60
@@ -687,11 +689,7 @@ export interface components {
             id: components["schemas"]["EventCursor"];
             /** @constant */
             source: "/books-students-api";
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "student.created" | "student.replaced";
+            type: string;
             /**
              * @description The student's path.
              * @example /api/students/0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d
@@ -707,7 +705,7 @@ export interface components {
             };
         };
         /**
-         * @description One change; `type` tells a book's from a student's.
+         * @description One change; `type` tells a book's (`book.*`) from a student's (`student.*`). More types may come, of these resources or of others (`OtherEvent`): ignore the ones you do not know. No discriminator mapping closes the list, so a generated client keeps `type` open.
          * @example {
          *       "specversion": "1.0",
          *       "id": "5k2mq0d1-1c",
@@ -731,7 +729,36 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["BookEvent"] | components["schemas"]["StudentEvent"];
+        Event: components["schemas"]["BookEvent"] | components["schemas"]["StudentEvent"] | components["schemas"]["OtherEvent"];
+        /**
+         * @description An event of a resource this version of the contract does not describe (neither `book.*` nor `student.*`), as a later version may send: the CloudEvents 1.0 attributes every event has, `data` left open. Ignore it, or read `type` and `data` as JSON.
+         * @example {
+         *       "specversion": "1.0",
+         *       "id": "5k2mq0d1-1e",
+         *       "source": "/books-students-api",
+         *       "type": "course.created",
+         *       "subject": "/courses/0190a5d2-9a00-7c2d-8a11-5e6f7a8b9c0d",
+         *       "time": "2026-11-23T10:00:00.000Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "id": "0190a5d2-9a00-7c2d-8a11-5e6f7a8b9c0d",
+         *         "revision": 1
+         *       }
+         *     }
+         */
+        OtherEvent: {
+            /** @constant */
+            specversion: "1.0";
+            id: components["schemas"]["EventCursor"];
+            /** @constant */
+            source: "/books-students-api";
+            type: string;
+            subject: string;
+            time: components["schemas"]["Timestamp"];
+            /** @constant */
+            datacontenttype: "application/json";
+            data: Record<string, never>;
+        };
         /**
          * @example {
          *       "items": [
@@ -1076,6 +1103,8 @@ export interface components {
         /** @description The record still has the `ETag` given in `If-None-Match`; no body. */
         NotModified: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
@@ -1084,6 +1113,8 @@ export interface components {
         /** @description The record's current `ETag` is not one given in `If-Match` (someone changed it since); nothing was changed. GET it again, reapply the change, and retry with the new tag. */
         PreconditionFailed: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1093,6 +1124,8 @@ export interface components {
         /** @description The `Idempotency-Key` was already used with a different request body. */
         IdempotencyKeyReused: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1264,7 +1297,7 @@ export interface components {
     };
     requestBodies: {
         /** @description The book's writable fields; the book as a GET returned it (changed) is accepted too. */
-        BookReplacement: {
+        BookReplace: {
             content: {
                 /**
                  * @example {
@@ -1278,7 +1311,7 @@ export interface components {
             };
         };
         /** @description The student's writable fields; the student as a GET returned them (changed) is accepted too. */
-        StudentReplacement: {
+        StudentReplace: {
             content: {
                 /**
                  * @example {
@@ -1291,7 +1324,7 @@ export interface components {
                 "application/json": components["schemas"]["StudentReplacement"];
             };
         };
-        BookInput: {
+        BookCreate: {
             content: {
                 /**
                  * @example {
@@ -1304,7 +1337,7 @@ export interface components {
                 "application/json": components["schemas"]["BookInput"];
             };
         };
-        StudentInput: {
+        StudentCreate: {
             content: {
                 /**
                  * @example {
@@ -1440,7 +1473,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookInput"];
+        requestBody: components["requestBodies"]["BookCreate"];
         responses: {
             /** @description The book was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1528,7 +1561,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BookReplacement"];
+        requestBody: components["requestBodies"]["BookReplace"];
         responses: {
             /** @description The book as stored after the update. */
             200: {
@@ -1687,7 +1720,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentInput"];
+        requestBody: components["requestBodies"]["StudentCreate"];
         responses: {
             /** @description The student was created (or, for a retried `Idempotency-Key`, the stored first response). */
             201: {
@@ -1775,7 +1808,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["StudentReplacement"];
+        requestBody: components["requestBodies"]["StudentReplace"];
         responses: {
             /** @description The student as stored after the update. */
             200: {
@@ -1872,7 +1905,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream: `retry:`, then frames `id: <event id>`, `event: <type>`, `data: <Event JSON>` (the schema in `x-event-schema`), comments as heartbeats. */
+            /**
+             * @description The stream: `retry:`, then frames `id: <event id>`, `event: <type>`, `data: <Event JSON>`
+             *     (the schema below describes each frame's data), comments as heartbeats. For example:
+             *
+             *     ```
+             *     retry: 3000
+             *
+             *     id: 5k2mq0d1-1c
+             *     event: book.created
+             *     data: {"specversion":"1.0","id":"5k2mq0d1-1c","source":"/books-students-api","type":"book.created","subject":"/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","time":"2026-11-21T09:30:00.000Z","datacontenttype":"application/json","data":{"id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","revision":1,"object":{"book_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","title":"Dune","author":"Frank Herbert","isbn":"9780441013593","published_year":1965,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}}}
+             *
+             *     : heartbeat
+             *     ```
+             */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1880,16 +1926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 5k2mq0d1-1c
-                     *     event: book.created
-                     *     data: {"specversion":"1.0","id":"5k2mq0d1-1c","source":"/books-students-api","type":"book.created","subject":"/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","time":"2026-11-21T09:30:00.000Z","datacontenttype":"application/json","data":{"id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","revision":1,"object":{"book_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60","title":"Dune","author":"Frank Herbert","isbn":"9780441013593","published_year":1965,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}}}
-                     *
-                     *     : heartbeat
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["Event"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -20,7 +20,7 @@ import { registerPages } from './pages.js'
 import { invalidJsonDetail } from './problem-details.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
-import { type OpenApiDocument, readContract, routedDocument, servedDocument } from './openapi-document.js'
+import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './openapi-document.js'
 import { urlRedactor } from './log-redaction.js'
 import { lazyChildLogger, requestLogger } from './request-log.js'
 import { openRateLimitStore, rateLimit } from './rate-limit.js'
@@ -35,6 +35,8 @@ import { validatorCompiler } from './validation.js'
 import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
 import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
 
+/** CSP source for the <style> of the logo in Swagger UI's top bar: the SHA-256 of its text. */
+const swaggerUiLogoStyle = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
@@ -209,6 +211,11 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // The plugin types documents by OpenAPI version, and 3.1 is not among them; it serves any object as is.
   await app.register(swagger, { mode: 'static', specification: { document: served as never } })
   const documentHeaders = documentSecurityHeaders()
+  // Where the server listens; HOST and PORT before it does (an injected request).
+  const listeningAddress = (): { address: string, port: number } => {
+    const address = app.server.address()
+    return typeof address === 'object' && address !== null ? address : { address: config.host, port: config.port }
+  }
   await app.register(async docs => {
     docs.addHook('onRequest', (_request, reply, done) => {
       reply.headers(documentHeaders)
@@ -218,9 +225,14 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       routePrefix: '/docs',
       uiConfig: { deepLinking: true, tryItOutEnabled: true },
       // Swagger UI needs its own scripts and styles (by hash); the plugin's policy would also force
-      // https for every asset, which breaks the page on a plain-http local server.
+      // https for every asset, which breaks the page on a plain-http local server. The top bar's logo
+      // is an inline SVG whose <style> element the policy must allow by its hash (the browser test
+      // fails on any console error, so a Swagger UI that changes that style is caught).
+      // Served per request: the first server is where the service is reached (PUBLIC_URL, or where it listens).
+      transformSpecification: document => withServer(document as OpenApiDocument, config.publicUrl ?? listeningUrl(listeningAddress())),
       staticCSP: true,
       transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
+        .replace(/style-src ([^;]*);/, (_directive, sources: string) => `style-src ${sources.trim()} '${swaggerUiLogoStyle}';`)
     })
   })
   registerPages(app, served, documentHeaders)

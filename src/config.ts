@@ -10,6 +10,11 @@ export interface Config {
   port: number
   /** Interface to bind (`HOST`); loopback by default so nothing is exposed by accident. */
   host: string
+  /**
+   * The URL clients reach the service at (`PUBLIC_URL`, e.g. behind a proxy), named as the first server
+   * of the served document; null names the address the server listens on (HOST and PORT).
+   */
+  publicUrl: string | null
   /** SQLite file (`DATABASE_PATH`, or `DATABASE_URL` when it is a path), or `:memory:` for a throw-away database. */
   databasePath: string
   /** PostgreSQL to use instead of SQLite (`DATABASE_URL=postgres://…`); null keeps SQLite. */
@@ -138,6 +143,7 @@ export interface RateLimit {
 export const defaults: Readonly<Config> = {
   port: 3000,
   host: '127.0.0.1',
+  publicUrl: null,
   databasePath: './data/books-students.sqlite',
   postgresUrl: null,
   pgPoolMax: 4,
@@ -260,6 +266,17 @@ function database (env: Env): Pick<Config, 'databasePath' | 'postgresUrl'> {
     throw new ConfigError(`DATABASE_URL must be a postgres:// URL or a SQLite file path (got ${JSON.stringify(maskPassword(url))})`)
   }
   return { databasePath: url.replace(/^file:/, ''), postgresUrl: null }
+}
+
+/** `PUBLIC_URL`: an absolute http(s) URL with no query or fragment, kept without its trailing slash. */
+function publicUrl (env: Env): string | null {
+  const raw = text(env, 'PUBLIC_URL', '')
+  if (raw === '') return null
+  const url = URL.canParse(raw) ? new URL(raw) : null
+  if (url === null || !['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL without credentials, query or fragment, e.g. https://api.example.org (got ${JSON.stringify(raw)})`)
+  }
+  return url.href.replace(/\/+$/, '')
 }
 
 /** `REDIS_URL`: checked here so that a typo stops the start with one line, not a reconnect loop in the log. */
@@ -440,6 +457,7 @@ export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
     port: integer(env, 'PORT', 0, 65535, defaults.port),
     host: text(env, 'HOST', defaults.host),
+    publicUrl: publicUrl(env),
     ...storage,
     pgPoolMax: integer(env, 'PG_POOL_MAX', 1, 1000, defaults.pgPoolMax),
     pgConnectTimeout: integer(env, 'PG_CONNECT_TIMEOUT_MS', 100, 600_000, defaults.pgConnectTimeout),

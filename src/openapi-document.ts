@@ -52,6 +52,32 @@ export function servedDocument (document: OpenApiDocument, config: Pick<Config, 
   return copy
 }
 
+/** A server of the document (OpenAPI's Server Object), as far as the service reads it. */
+interface Server {
+  url: string
+  description?: string
+  [key: string]: unknown
+}
+
+/**
+ * The document as served to one client: its first server is the URL the service is reached at, so that
+ * a generated client's default base URL and Swagger UI's Try it out work as they are. openapi.yaml's
+ * own servers (a templated one whose defaults are a local `npm start`) follow it.
+ */
+export function withServer (document: OpenApiDocument, url: string): OpenApiDocument {
+  const servers = (document['servers'] ?? []) as Server[]
+  return { ...document, servers: [{ url, description: 'This server, as it is reached (PUBLIC_URL)' }, ...servers.filter(server => server.url !== url)] }
+}
+
+/**
+ * The URL of a server listening at `address` (what `server.address()` gives): a wildcard address is
+ * named `localhost`, an IPv6 address is bracketed.
+ */
+export function listeningUrl (address: { address: string, port: number }): string {
+  const host = ['0.0.0.0', '::'].includes(address.address) ? 'localhost' : address.address.includes(':') ? `[${address.address}]` : address.address
+  return `http://${host}:${address.port}`
+}
+
 /** What the routed operation's Fastify route config carries (fastify-openapi-glue copies `x-fastify-config`). */
 export interface RouteConfig {
   /** The served document leaves the operation open to anonymous callers. */

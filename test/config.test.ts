@@ -109,6 +109,15 @@ t.test('loadConfig refuses unusable values with a message naming the variable', 
   }
 })
 
+t.test('PUBLIC_URL names where clients reach the service: an absolute http(s) URL, kept without a trailing slash', async t => {
+  t.equal(defaults.publicUrl, null, 'unset: the served document names the address the server listens on')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://api.example.org/' }).publicUrl, 'https://api.example.org')
+  t.equal(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:8080/books-api/' }).publicUrl, 'http://10.0.0.5:8080/books-api')
+  for (const bad of ['/api', 'api.example.org', 'ftp://api.example.org', 'https://api.example.org/?a=1', 'https://api.example.org/#x', 'https://user:pw@api.example.org']) {
+    t.throws(() => loadConfig({ PUBLIC_URL: bad }), { name: 'ConfigError', message: /^PUBLIC_URL must be an http:\/\/ or https:\/\/ URL without credentials, query or fragment/ }, bad)
+  }
+})
+
 t.test('DATABASE_URL chooses the engine; a bad one is named with its password masked', async t => {
   t.match(loadConfig({ DATABASE_PATH: '/srv/a.sqlite' }), { databasePath: '/srv/a.sqlite', postgresUrl: null, recordCacheSize: 10000 })
   t.match(loadConfig({ DATABASE_URL: 'file:/srv/b.sqlite', DATABASE_PATH: '/srv/a.sqlite' }), { databasePath: '/srv/b.sqlite', postgresUrl: null })

@@ -1,8 +1,9 @@
-// The served contract: docs endpoints serve openapi.yaml verbatim, and routes and operations match one to one.
+// The served contract: docs endpoints serve openapi.yaml (naming the server first), and routes and operations match one to one.
 import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parse } from 'yaml'
-import { specPath } from '../src/openapi-document.js'
+import { listeningUrl, specPath, withServer } from '../src/openapi-document.js'
 import { spec } from './contract.js'
 import { build } from './helper.js'
 
@@ -21,14 +22,48 @@ function servedRoutes (tree: string): string[] {
   return routes
 }
 
-t.test('GET /docs/json and /docs/yaml serve openapi.yaml unchanged', async t => {
+// openapi.yaml as served: its own servers (but one of the same URL) follow the one the service is reached at.
+const servedAt = (url: string): unknown => {
+  const own = parse(readFileSync(specPath, 'utf8'))
+  return { ...own, servers: [{ url, description: 'This server, as it is reached (PUBLIC_URL)' }, ...own.servers.filter((server: { url: string }) => server.url !== url)] }
+}
+
+t.test('GET /docs/json and /docs/yaml serve openapi.yaml, first naming the server they are reached at', async t => {
   const { app } = await build(t)
   const asJson = await app.inject({ method: 'GET', url: '/docs/json' })
   t.equal(asJson.statusCode, 200)
-  t.same(asJson.json(), parse(readFileSync(specPath, 'utf8')))
+  t.same(asJson.json(), servedAt('http://127.0.0.1:3000'), 'before listening: HOST and PORT')
   const asYaml = await app.inject({ method: 'GET', url: '/docs/yaml' })
   t.equal(asYaml.statusCode, 200)
-  t.same(parse(asYaml.payload), spec)
+  t.same(parse(asYaml.payload), servedAt('http://127.0.0.1:3000'))
+  t.same(spec['servers'][0], { url: '{scheme}://{host}:{port}', description: spec['servers'][0].description, variables: { scheme: { default: 'http', enum: ['http', 'https'] }, host: { default: 'localhost' }, port: { default: '3000' } } },
+    'openapi.yaml itself names an absolute, templated server first (a generated client\'s default base URL)')
+})
+
+t.test('the served document names PUBLIC_URL first, else the address the server listens on', async t => {
+  const { app: proxied } = await build(t, { publicUrl: 'https://api.example.org/v2' })
+  t.same((await proxied.inject({ method: 'GET', url: '/docs/json' })).json(), servedAt('https://api.example.org/v2'))
+
+  const { app } = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const served = await fetch(`http://127.0.0.1:${port}/docs/json`).then(res => res.json())
+  t.same(served, servedAt(`http://127.0.0.1:${port}`), 'the port it really listens on (PORT=0 picks one)')
+  const again = await fetch(`http://127.0.0.1:${port}/docs/json`).then(res => res.json())
+  t.same(again, served, 'the same on every request: the document is not changed in place')
+})
+
+t.test('listeningUrl names a wildcard address localhost and brackets IPv6', async t => {
+  t.equal(listeningUrl({ address: '0.0.0.0', port: 3000 }), 'http://localhost:3000')
+  t.equal(listeningUrl({ address: '::', port: 3000 }), 'http://localhost:3000')
+  t.equal(listeningUrl({ address: '::1', port: 8080 }), 'http://[::1]:8080')
+  t.equal(listeningUrl({ address: '192.0.2.7', port: 80 }), 'http://192.0.2.7:80')
+})
+
+t.test('withServer names the server first, beside a document\'s own servers or none', async t => {
+  const bare = { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }
+  t.same(withServer(bare, 'http://localhost:3000').servers, [{ url: 'http://localhost:3000', description: 'This server, as it is reached (PUBLIC_URL)' }])
+  t.same(bare, { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }, 'the document itself is left as it was')
 })
 
 t.test('GET /docs serves Swagger UI', async t => {

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { createKey } from '../src/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { spec } from './contract.js'
 import { build, dune } from './helper.js'
 
 t.test('every response carries RateLimit-Policy and RateLimit; keyed and anonymous callers have their own quotas', async t => {
@@ -18,6 +19,24 @@ t.test('every response carries RateLimit-Policy and RateLimit; keyed and anonymo
   }
   t.match((await app.inject({ method: 'GET', url: '/docs/json' })).headers['ratelimit'], /^"anonymous";r=\d+;t=\d+$/, 'the docs count too')
   await t.resolves(app.rateLimitStore.probe(), 'without REDIS_URL the counters are in memory, always ready')
+})
+
+t.test('304, 412 and 422 carry RateLimit-Policy and RateLimit too, and the contract declares them there', async t => {
+  const { request } = await build(t)
+  const created = await request({ method: 'POST', url: '/books', payload: dune, headers: { 'idempotency-key': 'limits-304-412-422' } })
+  const url = String(created.headers.location)
+  const answers = {
+    304: await request({ method: 'GET', url, headers: { 'if-none-match': String(created.headers.etag) } }),
+    412: await request({ method: 'PUT', url, payload: dune, headers: { 'if-match': '"0"' } }),
+    422: await request({ method: 'POST', url: '/books', payload: { ...dune, title: 'Other' }, headers: { 'idempotency-key': 'limits-304-412-422' } })
+  }
+  const responses = spec['components']['responses']
+  const declared = { 304: responses.NotModified, 412: responses.PreconditionFailed, 422: responses.IdempotencyKeyReused }
+  for (const [status, res] of Object.entries(answers)) {
+    t.equal(res.statusCode, Number(status))
+    t.match(res.headers, { 'ratelimit-policy': /^"keyed";q=\d+;w=\d+$/, ratelimit: /^"keyed";r=\d+;t=\d+$/ }, `the ${status} carries both fields`)
+    t.match(Object.keys(declared[status as unknown as keyof typeof declared].headers), ['RateLimit-Policy', 'RateLimit'], `the contract declares them on the ${status}`)
+  }
 })
 
 t.test('an exhausted quota answers 429 with Retry-After and a quota-exceeded problem; other callers go on', async t => {

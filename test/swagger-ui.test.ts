@@ -32,6 +32,10 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   page.setDefaultTimeout(30_000)
+  // Any console error (a Content-Security-Policy violation, a failed asset, a script error) is a fault of the page.
+  const consoleErrors: string[] = []
+  page.on('console', message => { if (message.type() === 'error') consoleErrors.push(message.text()) })
+  page.on('pageerror', error => { consoleErrors.push(error.message) })
 
   await page.goto(`${origin}/docs`)
   await page.locator('.opblock').first().waitFor()
@@ -49,6 +53,8 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   t.equal(await lock('books-listBooks'), 'authorization button locked', 'anonymous book reads are shown as allowed')
   t.equal(await lock('books-createBook'), 'authorization button unlocked', 'writes are shown as needing a key')
   t.equal(await lock('students-getStudent'), 'authorization button unlocked', 'student reads are shown as needing a key')
+  t.match(await page.locator('.information-container').innerText(), /padlock shows whether you may call it now[\s\S]*Book reads\s+show a closed padlock before you authorize because they need no key/,
+    'the page says what the closed padlock of a public read means')
   const list = page.locator('#operations-books-listBooks')
   await list.locator('.opblock-summary').click()
   const listTryOut = list.locator('.try-out__btn')
@@ -102,4 +108,5 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   await page.goto(`http://127.0.0.1:${(closed.server.address() as AddressInfo).port}/docs`)
   await page.locator('.opblock').first().waitFor()
   t.equal(await lock('books-listBooks'), 'authorization button unlocked', 'closed book reads are shown as needing a key')
+  t.same(consoleErrors, [], 'the page logs no console error')
 })
