@@ -1,6 +1,7 @@
-// Outside services some tests need (Redis, PostgreSQL): present, skipped with how to run them, or required in CI.
+// Outside services some tests need (Redis, PostgreSQL, a browser): present, skipped with how to run them, or required in CI.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { accessSync, constants } from 'node:fs'
 import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
@@ -36,6 +37,24 @@ export async function needService (t: Pick<Test, 'fail'>, { name, check, howToRu
     return {}
   }
   return { skip: `${name} does not answer (${reason}): to run these tests, ${howToRun}` }
+}
+
+// --- Chromium --------------------------------------------------------------------------------
+
+/** The browser the Swagger UI test drives: TEST_CHROMIUM, or Debian's chromium (never a downloaded one). */
+export function chromiumPath (env: Env = process.env): string {
+  return env.TEST_CHROMIUM ?? '/usr/bin/chromium'
+}
+
+/** A browser is there when its file may be run; whether it starts is the test's own concern. */
+export function needChromium (t: Pick<Test, 'fail'>, env: Env = process.env): Promise<{ skip?: string }> {
+  const path = chromiumPath(env)
+  return needService(t, {
+    name: `Chromium at ${path}`,
+    check: async () => { accessSync(path, constants.X_OK) },
+    howToRun: 'install it (apt-get install chromium) or point TEST_CHROMIUM at one',
+    env
+  })
 }
 
 // --- Redis -----------------------------------------------------------------------------------
