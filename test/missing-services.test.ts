@@ -1,11 +1,11 @@
-// `npm test` on a machine without the browser: the Swagger UI test skips with how to run it and coverage is relaxed; under CI it fails.
+// `npm test` on a machine without the browser or the npm registry: their tests skip with how to run them (and coverage is relaxed); under CI they fail.
 import { execFile } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
-import { chromiumPath } from './services.js'
+import { chromiumPath, freePort, needNpmRegistry } from './services.js'
 
 // Loading the Swagger UI test (the app, Playwright) through the TypeScript loader, twice, on a busy machine.
 t.setTimeout(300_000)
@@ -24,7 +24,8 @@ function npmTestsLastStep (t: Test, env: Record<string, string>): Promise<{ code
   // Its TypeScript loader compiles without type checks, as tap's does by default.
   writeFileSync(join(bin, 'tap'), '#!/bin/sh\nprintf \'tap %s\\n\' "$*"\nTS_NODE_TRANSPILE_ONLY=1 exec "$NODE" --import @tapjs/typescript/import "$1"\n')
   chmodSync(join(bin, 'tap'), 0o755)
-  const passed: Record<string, string> = { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE: process.execPath, TEST_CHROMIUM: nowhere, ...env }
+  // Checked by its behaviour here: tap's coverage of child processes is off for it, as for the contract guard's.
+  const passed: Record<string, string> = { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE: process.execPath, TEST_CHROMIUM: nowhere, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...env }
   for (const name of ['HOME', 'TEST_POSTGRES_URL', 'TEST_REDIS_URL']) {
     const value = process.env[name]
     if (value !== undefined) passed[name] = value
@@ -58,4 +59,19 @@ t.test('without the browser, under CI=true: the test fails, naming the browser',
 t.test('the browser comes from TEST_CHROMIUM, else Debian\'s', async t => {
   t.equal(chromiumPath({}), '/usr/bin/chromium')
   t.equal(chromiumPath({ TEST_CHROMIUM: '/opt/chrome/chrome' }), '/opt/chrome/chrome')
+})
+
+t.test('without the npm registry (nor a cache of it), the packed-client test skips with what to do; under CI it fails', async t => {
+  const cache = mkdtempSync(join(tmpdir(), 'bsa-npm-cache-'))
+  t.teardown(() => rmSync(cache, { recursive: true, force: true }))
+  const registry = `http://127.0.0.1:${await freePort()}/`
+  const env = { PATH: process.env.PATH ?? '', HOME: cache, npm_config_cache: cache, npm_config_registry: registry }
+  const failures: string[] = []
+  const fake = { fail: (message: string) => { failures.push(message); return false } }
+  t.same(await needNpmRegistry(fake, env, {}), {
+    skip: `The npm registry at ${registry} does not answer (ECONNREFUSED): to run these tests, connect this machine to it, or point npm_config_registry at a mirror`
+  })
+  t.same(failures, [])
+  t.same(await needNpmRegistry(fake, env, { CI: 'true' }), {}, 'under CI the test runs, and fails')
+  t.match(failures, [`The npm registry at ${registry} is required under CI=true but does not answer (ECONNREFUSED)`])
 })
