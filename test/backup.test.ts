@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { runBackup } from '../src/backup-cli.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { type Book, post, start, stop } from './process.js'
+import { type Book, childEnv, post, start, stop } from './process.js'
 
 /** runBackup as `npm run backup -- …args` with DATABASE_PATH set to databasePath (or unset). */
 async function backup (args: string[], databasePath: string | undefined): Promise<{ code: number, stdout: string, stderr: string }> {
@@ -102,7 +102,7 @@ t.test('npm run backup -- --help prints the usage and copies nothing', async t =
 t.test('the backup entry point runs as a process and sets the exit code', async t => {
   const entry = new URL('../src/backup.ts', import.meta.url).pathname
   const run = async (...args: string[]) => {
-    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', entry, ...args], { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', chunk => { out += chunk })
     child.stderr.on('data', chunk => { out += chunk })

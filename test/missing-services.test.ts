@@ -1,10 +1,12 @@
-// `npm test` on a machine without the browser or the npm registry: their tests skip with how to run them (and coverage is relaxed); under CI they fail.
+// `npm test` on the machine it finds: without the browser or the npm registry their tests skip with how to run them (under CI
+// they fail), and the developer's own settings of the service never reach the processes the tests start.
 import { execFile } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
+import { childEnv } from './process.js'
 import { chromiumPath, freePort, needNpmRegistry } from './services.js'
 
 // Loading the Swagger UI test (the app, Playwright) through the TypeScript loader, twice, on a busy machine.
@@ -74,4 +76,11 @@ t.test('without the npm registry (nor a cache of it), the packed-client test ski
   t.same(failures, [])
   t.same(await needNpmRegistry(fake, env, { CI: 'true' }), {}, 'under CI the test runs, and fails')
   t.match(failures, [`The npm registry at ${registry} is required under CI=true but does not answer (ECONNREFUSED)`])
+})
+
+t.test('a process of the service a test starts gets the test\'s settings, never the developer\'s own', async t => {
+  const needed = { PATH: '/usr/bin:/bin', HOME: '/home/dev', LANG: 'tr_TR.UTF-8', TZ: 'Pacific/Chatham', NODE_OPTIONS: '--import=x', _TAPJS_PROCESSINFO_COVERAGE_: '1' }
+  const own = { DATABASE_URL: 'postgres://app@db.internal/books', REDIS_URL: 'redis://cache.internal', OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.internal', METRICS_TOKEN: 'secret', PORT: '3000' }
+  const settings = { PORT: '0', DATABASE_PATH: '/tmp/x.sqlite' }
+  t.same(childEnv(settings, { ...needed, ...own }), { ...needed, ...settings })
 })
