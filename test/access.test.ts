@@ -37,7 +37,8 @@ const operations = [
 
 async function withKeys (t: Test, overrides = {}) {
   const repositories = openSqliteRepositories(':memory:')
-  const api = await build(t, overrides, { repositories })
+  // Webhook hosts resolve to a public address here, not through the machine's DNS (which a closed network lacks).
+  const api = await build(t, overrides, { repositories, resolve: async () => [{ address: '93.184.215.14', family: 4 }] })
   const key = async (...scopes: Scope[]) => (await createKey(repositories.apiKeys, 'test', scopes)).key
   return { ...api, repositories, key }
 }

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { runBackup } from '../src/backup-cli.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { type Book, post, start, stop } from './process.js'
+import { type Book, childEnv, post, start, stop } from './process.js'
 
 /** runBackup as `npm run backup -- …args` with DATABASE_PATH set to databasePath (or unset). */
 async function backup (args: string[], databasePath: string | undefined): Promise<{ code: number, stdout: string, stderr: string }> {
@@ -83,7 +83,6 @@ t.test('npm run backup refuses a missing or extra argument, an existing target, 
   t.notOk(existsSync(join(dir, 'absent')), 'nothing is created at the mistyped path')
   t.notOk(existsSync(join(dir, 'out.sqlite')), 'nor a target')
   t.match(await backup([join(dir, 'no', 'such', 'dir.sqlite')], source), { code: 1, stderr: /^backup: failed: / })
-  t.match(await backup([join(dir, 'out.sqlite')], undefined), { code: 1, stderr: /^backup: no database at \.\/data\/books-students\.sqlite / }, 'the service’s default path')
   t.match(await backup([join(dir, 'out.sqlite')], ' spaced'), { code: 1, stderr: /^backup: DATABASE_PATH must not start or end with spaces/ }, 'the service’s own config checks')
 })
 
@@ -101,8 +100,11 @@ t.test('npm run backup -- --help prints the usage and copies nothing', async t =
 
 t.test('the backup entry point runs as a process and sets the exit code', async t => {
   const entry = new URL('../src/backup.ts', import.meta.url).pathname
+  // In a folder of its own: the repository's ./data may hold the database of the developer's `npm start`.
+  const cwd = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
+  t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
   const run = async (...args: string[]) => {
-    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('@tapjs/typescript/import'), entry, ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', chunk => { out += chunk })
     child.stderr.on('data', chunk => { out += chunk })
@@ -111,4 +113,6 @@ t.test('the backup entry point runs as a process and sets the exit code', async 
   }
   t.match(await run('--help'), { code: 0, out: /^Usage: npm run backup/ })
   t.match(await run(), { code: 2, out: /^backup: the <file> to write the copy to is needed/ })
+  t.match(await run('out.sqlite'), { code: 1, out: /^backup: no database at \.\/data\/books-students\.sqlite / }, 'the service’s default path')
+  t.notOk(existsSync(join(cwd, 'out.sqlite')), 'and no copy')
 })

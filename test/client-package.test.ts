@@ -10,6 +10,7 @@ import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { adminKey } from './helper.js'
+import { needNpmRegistry } from './services.js'
 
 // npm install may have to download TypeScript and @types/node from the registry: minutes on a slow link.
 t.setTimeout(600_000)
@@ -47,35 +48,46 @@ function lastJson (stdout: string, opening: '[' | '{'): unknown {
 }
 
 const quiet = '--no-audit --no-fund --prefer-offline'
-// The README's setup, in its order; the install of the registry name is swapped for the tarball, as the README says.
+const version = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')).version
+// The package is not on the registry yet: the READMEs lead with the tarball `npm pack ./client` makes.
+const tarball = `/tmp/books-students-api-client-${version}.tgz`
+// The README's setup, in its order; the tarball is taken from where this test packed it.
 const setup = [
   'npm init -y',
   'npm pkg set type=module',
-  'npm install books-students-api-client',
+  `npm install ${tarball}`,
   'npm install --save-dev typescript @types/node',
   'npx tsc --init --types node --lib esnext'
 ]
+/** The first shell block of a README section: what a reader runs first. */
+const firstShell = (text: string): string => /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? ''
 
-t.test('the packed client installs, compiles and runs in a new project, as the README says', async t => {
+t.test('the packed client installs, compiles and runs in a new project, as the README says', await needNpmRegistry(t, env), async t => {
   t.match(snippet, "from 'books-students-api-client'", 'the README shows a snippet that imports the package')
-  t.ok(readFileSync(join(root, 'client/README.md'), 'utf8').includes(snippet), "the package's own README shows the same one")
-  for (const command of setup) t.ok(section.includes(command), `the README says: ${command}`)
+  const clientReadme = readFileSync(join(root, 'client/README.md'), 'utf8')
+  t.ok(clientReadme.includes(snippet), "the package's own README shows the same one")
+  for (const command of setup) t.ok(firstShell(section).includes(command), `the README's first commands say: ${command}`)
+  for (const [readme, text] of [['README.md', section], ['client/README.md', clientReadme]] as const) {
+    t.match(firstShell(text), /^npm pack \.\/client --pack-destination \/tmp /, `${readme} starts with packing the client`)
+    t.match(firstShell(text), `npm install ${tarball}`, `${readme} installs the tarball of this version`)
+    t.notMatch(firstShell(text), 'npm install books-students-api-client', `${readme} does not start with the registry, where it is not yet`)
+  }
 
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'bsa-client-')))
   t.teardown(() => rmSync(work, { recursive: true, force: true }))
   t.ok(relative(root, work).startsWith('..'), 'the project is outside the repository')
 
   // The README's `npm pack ./client`: the package's prepack builds client/dist with the repository's TypeScript.
-  t.ok(section.includes('npm pack ./client --pack-destination'), 'the README says how to pack it')
   const packed = await sh(root, `npm pack ./client --json --pack-destination '${work}'`)
   t.equal(packed.code, 0, 'npm pack', { output: packed.output })
   const [info] = lastJson(packed.stdout, '[') as Array<{ filename: string, files: Array<{ path: string }> }>
   t.same(info!.files.map(f => f.path).sort(), ['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/openapi.d.ts', 'package.json'])
+  t.equal(`/tmp/${info!.filename}`, tarball, 'npm pack makes the file the READMEs install')
 
   const project = join(work, 'books-app')
   t.equal((await sh(work, 'mkdir books-app')).code, 0)
   for (const command of setup) {
-    const run = command === 'npm install books-students-api-client'
+    const run = command === `npm install ${tarball}`
       ? `npm install ${quiet} '${join(work, info!.filename)}'`
       : command.startsWith('npm install') ? `${command} ${quiet}` : command
     const result = await sh(project, run)

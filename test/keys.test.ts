@@ -8,6 +8,7 @@ import { firstAdminKey, parseKey } from '../src/api-keys.js'
 import { runKeys } from '../src/keys-cli.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, tempDatabase } from './helper.js'
+import { childEnv } from './process.js'
 
 /** A database as the service's first start leaves it, which the CLI may open. */
 function serviceDatabase (t: Test): string {
@@ -138,7 +139,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
   const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
   const run = async (env: Record<string, string>): Promise<string> => {
     const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-      env: { ...process.env, PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env },
+      env: childEnv({ PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env }),
       stdio: ['ignore', 'pipe', 'inherit']
     })
     let out = ''
@@ -163,7 +164,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
 t.test('the keys entry point runs as a process and sets the exit code', async t => {
   const databasePath = serviceDatabase(t)
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
-    env: { ...process.env, DATABASE_PATH: databasePath },
+    env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
@@ -174,7 +175,7 @@ t.test('the keys entry point runs as a process and sets the exit code', async t 
   t.equal(code, 0)
   t.match(out, /^bsk_\S+\n$/)
   const bad = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'nope'], {
-    env: { ...process.env, DATABASE_PATH: databasePath },
+    env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'ignore', 'pipe']
   })
   bad.stderr.on('data', chunk => { err += chunk })

@@ -9,16 +9,14 @@ import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { postgresMigrations } from '../src/storage/postgres/migrations.js'
 import { schemaHistory } from '../src/storage/schema.js'
 import { listQuerySuite, startService } from './list-query.js'
-import { emptyDatabase, postgresReachable, serverUrl, testDatabase } from './postgres.js'
+import { emptyDatabase, testDatabase, withPostgres } from './postgres.js'
 
 // Generated data sets walked page by page on a 2-core CI machine running other files beside this one.
 t.setTimeout(360_000)
 
 const settings = (url: string) => ({ url, connections: 2, connectTimeout: 2000, statementTimeout: 10_000 })
 
-if (!await postgresReachable()) {
-  t.fail(`PostgreSQL at ${serverUrl} does not answer: start it (README, "Run on PostgreSQL") or set TEST_POSTGRES_URL`)
-} else {
+await withPostgres(t, t => {
   listQuerySuite(t, {
     open: async (t, listLimits) => openPostgresRepositories(settings(await testDatabase(t)), { ...(listLimits !== undefined && { listLimits }) }),
     openVersion3: async (t, rows, onMigrationProgress) => {
@@ -76,7 +74,7 @@ if (!await postgresReachable()) {
     t.ok(counted, 'the writes came between the two statements')
     t.same(titles, ['A5', 'A4', 'A3', 'A2', 'A1'], 'the page was read another way, with every book')
   })
-}
+})
 
 type Plan = { 'Node Type': string, 'Actual Rows': number, 'Actual Loops': number, 'Rows Removed by Filter'?: number, 'Rows Removed by Index Recheck'?: number, Plans?: Plan[] }
 

@@ -1,5 +1,6 @@
 // /metrics: every request counted under its route template, domain counters, storage use, and no label a client can grow.
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import t from 'tap'
 import type { Test } from 'tap'
@@ -182,4 +183,14 @@ t.test('no label grows with traffic: a thousand ids, random paths and methods ad
   t.same([...after.series.keys()].filter(key => !before.has(key)), [], `no new series (${before.size} before, ${after.series.size} after)`)
   const values = [...after.text.matchAll(/="([^"]*)"/g)].map(match => match[1]!)
   t.same(values.filter(value => value.length > 8 && sent.some(s => s.includes(value) && !['/books/:book_id', 'unmatched'].includes(value))), [], 'no label holds an id or a path that was sent')
+})
+
+t.test('the README\'s metrics table lists every series the service exposes', async t => {
+  const { scrape } = await setUp(t)
+  const names = [...(await scrape()).text.matchAll(/^# TYPE (\S+) /gm)].map(match => match[1]!).filter(name => !/^(process|nodejs)_/.test(name))
+  t.ok(names.includes('bsa_event_streams_open'), 'streams are observed by every app')
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const table = readme.slice(readme.indexOf('| metric | type | labels | what |'))
+  const rows = table.slice(0, table.indexOf('\n\n'))
+  for (const name of names) t.match(rows, new RegExp(`^\\| [^|]*\`${name}\``, 'm'), `${name} has a row`)
 })

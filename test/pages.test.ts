@@ -42,3 +42,17 @@ t.test('the problem types in the contract\'s examples are all listed', async t =
   const inExamples = [...new Set([...JSON.stringify(spec['components']).matchAll(/"type":"(\/problems\/[a-z-]+)"/g)].map(m => m[1]!))]
   for (const type of inExamples) t.ok(sentTypes.includes(type), type)
 })
+
+t.test('a problem that an operator\'s setting decides names that setting on its page', async t => {
+  const { app } = await build(t)
+  const settings = {
+    '/problems/refused-webhook-url': 'WEBHOOK_ALLOWED_ADDRESSES',
+    '/problems/too-many-streams': 'EVENT_STREAMS_PER_KEY',
+    '/problems/too-many-webhook-endpoints': 'WEBHOOK_ENDPOINTS_MAX',
+    '/problems/cursor-expired': 'EVENTS_RETENTION_DAYS'
+  }
+  for (const [type, setting] of Object.entries(settings)) {
+    const page = await app.inject({ method: 'GET', url: type })
+    t.match(page.payload, `<code>${setting}</code>`, `${type} names ${setting}`)
+  }
+})

@@ -72,16 +72,6 @@ function prepare (): Promise<void> {
   return prepared
 }
 
-/** Whether PostgreSQL answers at serverUrl. */
-export async function postgresReachable (): Promise<boolean> {
-  try {
-    await admin(async client => client.query('SELECT 1'))
-    return true
-  } catch {
-    return false
-  }
-}
-
 /**
  * Runs `tests` when PostgreSQL is reachable. Otherwise they are skipped with one line saying how to run
  * them, except in CI, where an unreachable PostgreSQL fails the run instead.

@@ -13,11 +13,23 @@ export interface Running {
   output: () => string
 }
 
+// What a child needs from this process's environment: the system's (PATH, HOME, TMPDIR, time zone,
+// locale), Node's, and tap's loader and coverage. Nothing else: a setting of the service in the
+// developer's shell (DATABASE_URL, REDIS_URL, OTEL_…) would point the test's server at their database.
+const inherited = /^(PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|NODE_[A-Z_]+|TAP[A-Z_]*|_TAPJS_[A-Z_]+|TS_NODE_[A-Z_]+)$/
+
+/** The environment for a process of the service a test starts: `settings` and what the process needs to run. */
+export function childEnv (settings: Record<string, string> = {}, from: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(from)) if (inherited.test(name) && value !== undefined) env[name] = value
+  return { ...env, ...settings }
+}
+
 export function start (env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
     // A free ops port, so that processes started side by side do not meet on 9464; no drain period
     // unless a test asks for one, so that a SIGTERM stops the process at once.
-    env: { ...process.env, PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env },
+    env: childEnv({ PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', ADMIN_API_KEY: adminKey, ...env }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''

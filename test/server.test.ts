@@ -10,7 +10,7 @@ import { uuidv7 } from 'uuidv7'
 import { progressEvery } from '../src/storage/schema.js'
 import { sqliteMigrations } from '../src/storage/sqlite/migrations.js'
 import { adminKey, dune } from './helper.js'
-import { serverEntry, start, stop } from './process.js'
+import { childEnv, serverEntry, start, stop } from './process.js'
 
 // Nine starts of a TypeScript child process (4 s each alone, transpiled on the fly) took 37 s alone and 67-91 s
 // beside CI's other files; 90 s timed out once on a slow machine. The bound is only for a hang.
@@ -66,7 +66,7 @@ t.test('a database of an older schema is migrated at start, saying how far the b
 
 t.test('a bad setting stops the start with one line naming it', async t => {
   const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
-    env: { ...process.env, PORT: 'eighty' },
+    env: childEnv({ PORT: 'eighty' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

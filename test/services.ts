@@ -1,6 +1,7 @@
-// Outside services some tests need (Redis, PostgreSQL): present, skipped with how to run them, or required in CI.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+// Outside services some tests need (Redis, PostgreSQL, a browser, the npm registry): present, skipped with how to run them, or required in CI.
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { accessSync, constants } from 'node:fs'
 import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
@@ -36,6 +37,45 @@ export async function needService (t: Pick<Test, 'fail'>, { name, check, howToRu
     return {}
   }
   return { skip: `${name} does not answer (${reason}): to run these tests, ${howToRun}` }
+}
+
+// --- Chromium --------------------------------------------------------------------------------
+
+/** The browser the Swagger UI test drives: TEST_CHROMIUM, or Debian's chromium (never a downloaded one). */
+export function chromiumPath (env: Env = process.env): string {
+  return env.TEST_CHROMIUM ?? '/usr/bin/chromium'
+}
+
+/** A browser is there when its file may be run; whether it starts is the test's own concern. */
+export function needChromium (t: Pick<Test, 'fail'>, env: Env = process.env): Promise<{ skip?: string }> {
+  const path = chromiumPath(env)
+  return needService(t, {
+    name: `Chromium at ${path}`,
+    check: async () => { accessSync(path, constants.X_OK) },
+    howToRun: 'install it (apt-get install chromium) or point TEST_CHROMIUM at one',
+    env
+  })
+}
+
+// --- The npm registry ------------------------------------------------------------------------
+
+/**
+ * npm can fetch packages for a new project: from its registry, or from its cache when offline (as the
+ * tests' installs use --prefer-offline). One look-up of TypeScript's versions with `env` (a user's shell:
+ * PATH, HOME, the registry and proxy settings), no retries, so a closed network says so at once.
+ */
+export function needNpmRegistry (t: Pick<Test, 'fail'>, env: Env, ciEnv: Env = process.env): Promise<{ skip?: string }> {
+  return needService(t, {
+    name: `The npm registry${env.npm_config_registry === undefined ? '' : ` at ${env.npm_config_registry}`}`,
+    check: () => new Promise((resolve, reject) => {
+      execFile('npm', ['view', 'typescript', 'version', '--prefer-offline', '--fetch-retries=0', '--fetch-timeout=10000'], { env }, (error, _stdout, stderr) => {
+        if (error === null) resolve()
+        else reject(new Error(/^npm error code (\S+)/m.exec(stderr)?.[1] ?? `npm view exited with ${String(error.code)}`))
+      })
+    }),
+    howToRun: 'connect this machine to it, or point npm_config_registry at a mirror',
+    env: ciEnv
+  })
 }
 
 // --- Redis -----------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { adminKey } from './helper.js'
+import { chromiumPath, needChromium } from './services.js'
 
-// Debian's chromium (installed by .ci/run), never a downloaded browser. Without the networking flags it
-// keeps trying to reach Google's hosts, which this closed network refuses.
-const executablePath = '/usr/bin/chromium'
+// Debian's chromium (installed by .ci/run; TEST_CHROMIUM names another), never a downloaded browser. Without
+// the networking flags it keeps trying to reach Google's hosts, which this closed network refuses.
+const executablePath = chromiumPath()
 const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
@@ -20,7 +21,7 @@ const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 // Starting a browser on a busy 2-core machine can be slow; tap's 30 s default is too tight here.
 t.setTimeout(180_000)
 
-t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', async t => {
+t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', await needChromium(t), async t => {
   const app = await buildApp(loadConfig({}, { databasePath: ':memory:', logLevel: 'silent', adminApiKey: adminKey }))
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
