@@ -165,6 +165,13 @@ t.test('a stale read-modify-write (GET, change a field, PUT all of it back with 
     const redone = await request({ method: 'PUT', url, headers: { 'if-match': again.headers.etag as string }, payload: { ...again.json() as object, ...change } })
     t.equal(redone.statusCode, 200, 'read again, redo the change: 200')
   }
+  // The id alone sent back: checked after the precondition too, and the write keeps If-Match's own check.
+  const created = await request({ method: 'POST', url: '/books', payload: { ...dune, isbn: null } })
+  const own = { ...dune, isbn: null, book_id: created.json().book_id }
+  const stale = await request({ method: 'PUT', url: created.headers.location as string, headers: { 'if-match': '"9-2d5c8e1a4b60"' }, payload: { ...own, book_id: unknownId } })
+  t.equal(stale.statusCode, 412, 'a tag that does not match, then a wrong id: 412')
+  const idOnly = await request({ method: 'PUT', url: created.headers.location as string, headers: { 'if-match': created.headers.etag as string }, payload: own })
+  t.equal(idOnly.statusCode, 200, 'its own id with the current tag: 200')
   const missing = await request({ method: 'PUT', url: `/books/${unknownId}`, headers: { 'if-match': '"1-2d5c8e1a4b60"' }, payload: { ...dune, book_id: unknownId, updated_at: '2026-11-21T09:30:00.000Z' } })
   t.equal(missing.statusCode, 404, 'no record: 404 before the precondition (RFC 9110 §13.2.1)')
 })

@@ -6,12 +6,14 @@ import { allScopes, firstAdminKey, firstKeyName, newKey, unshownFirstKeyName, un
 import type { Config } from '../src/config.js'
 import type { ApiKeyRepository } from '../src/storage/types.js'
 import { eventually, openTestRepositories, tempDatabase, testEngine } from './helper.js'
-import { testDatabase } from './postgres.js'
+import { testDatabase, withPostgres } from './postgres.js'
 import { type Running, start, stop } from './process.js'
 
-/** A database on the test engine, as the service's environment and as a Config for opening it here. */
-async function database (t: Test): Promise<{ env: Record<string, string>, config: Partial<Config> }> {
-  if (testEngine === 'postgres') {
+type Engine = 'sqlite' | 'postgres'
+
+/** A database on `engine`, as the service's environment and as a Config for opening it here. */
+async function database (t: Test, engine: Engine = testEngine): Promise<{ env: Record<string, string>, config: Partial<Config> }> {
+  if (engine === 'postgres') {
     const url = await testDatabase(t)
     return { env: { DATABASE_URL: url }, config: { postgresUrl: url, recordCacheSize: 0 } }
   }
@@ -24,6 +26,12 @@ async function serve (t: Test, env: Record<string, string>): Promise<Running> {
   const running = await start({ ADMIN_API_KEY: '', ...env })
   t.teardown(async () => { if (running.child.exitCode === null) await stop(running, 'SIGTERM') })
   return running
+}
+
+/** Runs `test` on each engine, whatever TEST_ENGINE says: each has its own way of making one key. */
+function onEachEngine (name: string, test: (t: Test, engine: Engine) => Promise<void>): void {
+  t.test(`${name} (SQLite)`, async t => test(t, 'sqlite'))
+  t.test(`${name} (PostgreSQL)`, async t => withPostgres(t, async t => test(t, 'postgres')))
 }
 
 const printedKeys = (output: string): string[] => output.match(/^bsk_\S+$/gm) ?? []
@@ -47,8 +55,9 @@ const storeKey = (apiKeys: ApiKeyRepository, name: string) => {
   return apiKeys.createFirst({ keyId, name, scopes: [...allScopes], secretHash })
 }
 
-t.test('the first key is made once in a database\'s life, unless ADMIN_API_KEY is the way in or a key exists', async t => {
-  const { apiKeys } = await openTestRepositories(t)
+onEachEngine('the first key is made once in a database\'s life, unless ADMIN_API_KEY is the way in or a key exists', async (t, engine) => {
+  const { config } = await database(t, engine)
+  const { apiKeys } = await openTestRepositories(t, config)
   t.equal(await firstAdminKey('x'.repeat(32), apiKeys), null, 'ADMIN_API_KEY is the way in')
   t.same(await apiKeys.list(), [], 'and nothing was stored')
   const first = await firstAdminKey(null, apiKeys)
@@ -63,14 +72,14 @@ t.test('the first key is made once in a database\'s life, unless ADMIN_API_KEY i
   t.equal(await firstAdminKey(null, apiKeys), null, 'not even once every key is revoked: the operator makes keys with the CLI')
   t.equal((await apiKeys.list()).length, 1)
 
-  const other = await openTestRepositories(t)
+  const other = await openTestRepositories(t, (await database(t, engine)).config)
   const { keyId, secretHash } = newKey()
   await other.apiKeys.create({ keyId, name: 'made with the CLI', scopes: ['books:read'], secretHash })
   t.equal(await firstAdminKey(null, other.apiKeys), null, 'a database with a key needs no first one')
 })
 
-t.test('of first keys tried at once on one database, one is stored', async t => {
-  const { config } = await database(t)
+onEachEngine('of first keys tried at once on one database, one is stored', async (t, engine) => {
+  const { config } = await database(t, engine)
   const nodes = await Promise.all(Array.from({ length: 4 }, () => openTestRepositories(t, config)))
   const made = await Promise.all(nodes.map(node => storeKey(node.apiKeys, unshownFirstKeyName)))
   t.equal(made.filter(key => key !== null).length, 1, 'one of four stored its key')
@@ -118,8 +127,8 @@ t.test('a start that finds a first key never shown says how to make one', async 
   t.notMatch(next, /never shown/, 'once revoked, it is not mentioned again')
 })
 
-t.test('two nodes started at once on one database make one first key, and one of them prints it', async t => {
-  const { env, config } = await database(t)
+onEachEngine('two nodes started at once on one database make one first key, and one of them prints it', async (t, engine) => {
+  const { env, config } = await database(t, engine)
   const nodes = await Promise.all([serve(t, env), serve(t, env)])
   const { apiKeys } = await openTestRepositories(t, config)
   // Stopped once the key is marked shown, so that a stop does not cut the marking short.
