@@ -438,7 +438,7 @@ export interface components {
             published_year?: number | null;
         };
         /**
-         * @description What replaces a book: its writable fields, as in `BookInput`. The read-only fields of a `Book` may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; each must then equal the book's current value (its id, its timestamps), or the request is a 400. Omitted, they change nothing.
+         * @description What replaces a book: its writable fields, as in `BookInput`. The server-set fields of a `Book` (`book_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The server ignores them when they are the book's own, and never takes a value from them: the id must be the one in the path, and the timestamps the book's current ones, else 400 (the body was read before a later change). `If-Match` is evaluated first: a stale tag is a 412 whatever the body holds. Omitted, they change nothing.
          * @example {
          *       "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
          *       "title": "Dune",
@@ -450,13 +450,16 @@ export interface components {
          *     }
          */
         BookReplacement: {
-            readonly book_id?: components["schemas"]["Id"];
+            /** @description Optional; if sent, the id in the path. */
+            book_id?: components["schemas"]["Id"];
             title: components["schemas"]["BookInput"]["title"];
             author: components["schemas"]["BookInput"]["author"];
             isbn?: components["schemas"]["BookInput"]["isbn"];
             published_year?: components["schemas"]["BookInput"]["published_year"];
-            readonly created_at?: components["schemas"]["Timestamp"];
-            readonly updated_at?: components["schemas"]["Timestamp"];
+            /** @description Optional; if sent, the value a GET returned (ignored, never stored); another one is a 400. */
+            created_at?: components["schemas"]["Timestamp"];
+            /** @description Optional; if sent, the value of the GET whose body this is (ignored, never stored); an older one is a 400. */
+            updated_at?: components["schemas"]["Timestamp"];
         };
         /**
          * @example {
@@ -528,7 +531,7 @@ export interface components {
             status?: components["schemas"]["StudentStatus"];
         };
         /**
-         * @description What replaces a student: their writable fields, as in `StudentInput`. The read-only fields of a `Student` may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; each must then equal the student's current value (their id, their timestamps), or the request is a 400. Omitted, they change nothing.
+         * @description What replaces a student: their writable fields, as in `StudentInput`. The server-set fields of a `Student` (`student_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The server ignores them when they are the student's own, and never takes a value from them: the id must be the one in the path, and the timestamps the student's current ones, else 400 (the body was read before a later change). `If-Match` is evaluated first: a stale tag is a 412 whatever the body holds. Omitted, they change nothing.
          * @example {
          *       "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
          *       "name": "Ada Lovelace",
@@ -540,13 +543,16 @@ export interface components {
          *     }
          */
         StudentReplacement: {
-            readonly student_id?: components["schemas"]["Id"];
+            /** @description Optional; if sent, the id in the path. */
+            student_id?: components["schemas"]["Id"];
             name: components["schemas"]["StudentInput"]["name"];
             email: components["schemas"]["StudentInput"]["email"];
             enrollment_year?: components["schemas"]["StudentInput"]["enrollment_year"];
             status?: components["schemas"]["StudentStatus"];
-            readonly created_at?: components["schemas"]["Timestamp"];
-            readonly updated_at?: components["schemas"]["Timestamp"];
+            /** @description Optional; if sent, the value a GET returned (ignored, never stored); another one is a 400. */
+            created_at?: components["schemas"]["Timestamp"];
+            /** @description Optional; if sent, the value of the GET whose body this is (ignored, never stored); an older one is a 400. */
+            updated_at?: components["schemas"]["Timestamp"];
         };
         /**
          * @description `active` by default; `graduated` or `withdrawn` retire a record, since students are never deleted.
@@ -1110,7 +1116,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The record's current `ETag` is not one given in `If-Match` (someone changed it since); nothing was changed. GET it again, reapply the change, and retry with the new tag. */
+        /** @description The record's current `ETag` is not one given in `If-Match` (someone changed it since, or the tags are not the record's); nothing was changed. GET it again, reapply the change, and retry with the new tag. Evaluated before the request body's content (RFC 9110 §13.2.1). */
         PreconditionFailed: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -50,11 +50,27 @@ export async function createKey (apiKeys: ApiKeyRepository, name: string, scopes
   return { ...await apiKeys.create({ keyId, name, scopes, secretHash }), key }
 }
 
+/** The first admin key's name once it was shown, and while it is not yet. */
+export const firstKeyName = 'first admin key'
+export const unshownFirstKeyName = 'first admin key (not shown)'
+
 /**
- * On the first start (no key ever stored, no ADMIN_API_KEY) there would be no way in: create an
- * admin key and hand it back once to be printed. Null when a way in already exists.
+ * On the first start (no key ever stored, no ADMIN_API_KEY) there would be no way in: create an admin
+ * key and hand it back once to be printed, then `shown()` to mark it so. Null when a way in already
+ * exists, or when another process starting on the same database made the first key. Called by a start
+ * that already serves, so that the start that makes the key is the one that prints it.
  */
-export async function firstAdminKey (adminApiKey: string | null, apiKeys: ApiKeyRepository): Promise<string | null> {
-  if (adminApiKey !== null || (await apiKeys.list()).length > 0) return null
-  return (await createKey(apiKeys, 'first admin key', [...allScopes])).key
+export async function firstAdminKey (adminApiKey: string | null, apiKeys: ApiKeyRepository): Promise<{ key: string, shown: () => Promise<void> } | null> {
+  if (adminApiKey !== null) return null
+  const { keyId, key, secretHash } = newKey()
+  const created = await apiKeys.createFirst({ keyId, name: unshownFirstKeyName, scopes: [...allScopes], secretHash })
+  return created === null ? null : { key, shown: () => apiKeys.rename(keyId, firstKeyName) }
+}
+
+/**
+ * First keys stored but never shown: their start stopped between storing and printing. Nobody holds
+ * their secret; the operator is told to make a key with the CLI and revoke these.
+ */
+export async function unshownFirstKeys (apiKeys: ApiKeyRepository): Promise<ApiKeyInfo[]> {
+  return (await apiKeys.list()).filter(key => key.name === unshownFirstKeyName && key.revoked_at === null)
 }

@@ -26,10 +26,21 @@ export class DuplicateError extends ApiError {
   }
 }
 
-/** If-Match named no current tag of the record: someone changed it since the caller read it. */
+/**
+ * If-Match named no current tag of the record. `changedSince`: it named an earlier revision of the
+ * record, so someone changed it since the caller read it; otherwise the tags are not the record's at
+ * all (another record's, a weak one, one this service never issues), and saying "changed" would mislead.
+ */
 export class PreconditionFailedError extends ApiError {
-  constructor (kind: string) {
-    super(412, '/problems/precondition-failed', `The ${kind} has changed since the ETag in If-Match was issued`)
+  constructor (kind: string, changedSince: boolean) {
+    super(412, '/problems/precondition-failed', changedSince
+      ? `The ${kind} has changed since the ETag in If-Match was issued`
+      : `The ETag in If-Match does not match the ${kind}'s current one, nor any it had before: GET the ${kind} for its current ETag`)
+  }
+
+  /** The refusal of `expected` (the revisions If-Match named) by a record at revision `current`. */
+  static of (kind: string, expected: readonly number[], current: number): PreconditionFailedError {
+    return new PreconditionFailedError(kind, expected.some(revision => revision < current))
   }
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { firstAdminKey } from './api-keys.js'
+import { allScopes, firstAdminKey, unshownFirstKeys } from './api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
 import { ServiceMetrics } from './ops/metrics.js'
@@ -32,16 +32,15 @@ const logStream = pino.destination({ dest: 1, sync: true })
 // Before the app, which is handed its provider. Loaded only when configured: the SDK takes a quarter of a second and some 30 MB.
 const tracing: Tracing | null = config.tracing === null ? null : (await import('./tracing.js')).startTracing(config.tracing)
 
-const { app, ops, firstKey } = await (async () => {
+const { app, ops, apiKeys } = await (async () => {
   // Made before the storage, which tells it of every group-commit batch.
   const metrics = config.metrics ? new ServiceMetrics() : null
   // Before the app and its logger: a migration that backfills a large table says how far it got.
   const onMigrationProgress = (message: string): void => console.error(`books-students-api: migrating ${message}`)
   const repositories = await openConfiguredRepositories(config, { onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
-  const firstKey = await firstAdminKey(config.adminApiKey, repositories.apiKeys)
   const app = await buildApp(config, { repositories, logStream, metrics, tracerProvider: tracing?.provider })
   const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log, config) : null
-  return { app, ops, firstKey }
+  return { app, ops, apiKeys: repositories.apiKeys }
 })().catch((error: Error) => fail(`cannot start: ${error.message}`))
 tracing?.logTo(app.log)
 
@@ -91,9 +90,6 @@ try {
   fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
 }
 
-const originOf = (host: string, server: FastifyInstance) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.server.address() as AddressInfo).port}`
-const origin = originOf(config.host, app)
-console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)
 if (ops !== null) {
   try {
     await ops.listen({ port: config.opsPort as number, host: config.opsHost })
@@ -103,11 +99,29 @@ if (ops !== null) {
     const hint = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? '; each node on one machine needs its own OPS_PORT (OPS_PORT=0 picks a free one and prints it)' : ''
     fail(`cannot listen on OPS_HOST:OPS_PORT ${config.opsHost}:${config.opsPort}: ${(error as Error).message}${hint}`)
   }
+}
+
+// Only now, with every listener up: a start that fails before serving (a port taken) makes no key it
+// cannot print, and the next start that serves makes and prints it (issue 23). Both before the lines
+// that say the service is up, which whoever watches the output waits for.
+const firstKey = await firstAdminKey(config.adminApiKey, apiKeys)
+const unshown = firstKey === null ? await unshownFirstKeys(apiKeys) : []
+
+const originOf = (host: string, server: FastifyInstance) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.server.address() as AddressInfo).port}`
+const origin = originOf(config.host, app)
+console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)
+if (ops !== null) {
   console.log(`Operations (health, readiness, metrics) on ${originOf(config.opsHost, ops)}`)
 } else if (config.opsPort === 'public') {
   console.log(`Operations (health, readiness, metrics) on ${origin}: /metrics needs METRICS_TOKEN`)
 }
+for (const { key_id: keyId } of unshown) {
+  console.error(`books-students-api: the first admin key ${keyId} was stored but never shown (the start that made it stopped before printing it), so nobody has its secret. ` +
+    `Make a key with npm run keys -- create --scopes ${allScopes.join(',')} --name admin, then revoke this one with npm run keys -- revoke ${keyId}`)
+}
 if (firstKey !== null) {
   // Printed once and never logged: only its hash is stored, so this is the one chance to copy it.
-  console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey}\nManage keys with npm run keys (see README, Security).`)
+  console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey.key}\nManage keys with npm run keys (see README, Security).`)
+  // After the printing: a start stopped in between leaves a key marked unshown, which the next start reports.
+  await firstKey.shown()
 }

@@ -149,8 +149,9 @@ t.test('PUT takes back the book as GET returned it, one field changed; read-only
   t.equal(stale.statusCode, 400)
   t.same(stale.json().errors, [
     { detail: `must be the id in the path, ${book.book_id}, or be left out`, pointer: '#/book_id' },
-    { detail: `is set by the server: send ${changed.json().updated_at}, the current value, or leave it out`, pointer: '#/updated_at' }
+    { detail: 'is not this book\'s current value (the body was read before a later change, or from another book): GET the book again and redo the change, or leave the field out', pointer: '#/updated_at' }
   ], 'a changed id and an old updated_at are named')
+  t.notOk(stale.payload.includes(changed.json().updated_at), 'without the newer value, which the caller has not read')
   t.equal((await request({ method: 'GET', url })).json().title, 'Dune', 'nothing was written')
   const sameInstant = book.created_at.replace('Z', '+00:00')
   t.equal((await request({ method: 'PUT', url, payload: { ...dune, created_at: sameInstant } })).statusCode, 200, 'the same instant in another notation is the same value')

@@ -1,5 +1,10 @@
 // Conditional requests: ETags on single records, 304 on If-None-Match, 412 on a stale If-Match, no lost update.
+import fc from 'fast-check'
 import t from 'tap'
+import { replaceRecord } from '../src/handlers/conditional.js'
+import { PreconditionFailedError } from '../src/errors.js'
+import type { Book } from '../src/api-types.js'
+import type { BookValues, RecordStore, Versioned } from '../src/storage/types.js'
 import { build, ada, dune } from './helper.js'
 
 const unknownId = '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60'
@@ -130,4 +135,87 @@ t.test('of concurrent PUTs holding the same tag exactly one succeeds; the others
   t.equal(results.filter(r => r.statusCode === 412).length, 9, 'nine 412s')
   const stored = await request({ method: 'GET', url })
   t.equal(stored.json().title, winners[0]!.json().title, 'the winner’s write is the stored one')
+})
+
+t.test('a stale read-modify-write (GET, change a field, PUT all of it back with If-Match) is a 412, before the body is looked at', async t => {
+  const { request } = await build(t)
+  for (const { path, payload, change, idField, kind } of [
+    { path: '/books', payload: dune, change: { title: 'Dune (mine)' }, idField: 'book_id', kind: 'book' },
+    { path: '/api/students', payload: ada, change: { status: 'graduated' }, idField: 'student_id', kind: 'student' }
+  ]) {
+    const url = (await request({ method: 'POST', url: path, payload })).headers.location as string
+    const read = await request({ method: 'GET', url })
+    const theirs = await request({ method: 'PUT', url, payload: { ...read.json() as object, ...change } })
+    t.equal(theirs.statusCode, 200, 'someone else changes the record')
+    const mine = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json() as object, ...change } })
+    t.equal(mine.statusCode, 412, `${kind}: the precondition decides, not the old updated_at in the body`)
+    t.equal(mine.json().detail, `The ${kind} has changed since the ETag in If-Match was issued`)
+    t.notOk(mine.payload.includes(theirs.json().updated_at), 'and the newer updated_at is not given away')
+    // Even an id that is not the path's is looked at only after the precondition.
+    const wrongId = await request({ method: 'PUT', url, headers: { 'if-match': read.headers.etag as string }, payload: { ...read.json() as object, [idField]: unknownId } })
+    t.equal(wrongId.statusCode, 412, 'a body that is wrong as well is still a 412 first')
+    t.equal((await request({ method: 'GET', url })).headers.etag, theirs.headers.etag, 'nothing was written')
+    // Without a precondition the old timestamp still refuses the write, without naming the newer one.
+    const blind = await request({ method: 'PUT', url, payload: { ...read.json() as object, ...change } })
+    t.equal(blind.statusCode, 400)
+    t.match(blind.json().errors, [{ pointer: '#/updated_at', detail: /GET the .* again/ }])
+    t.notOk(blind.payload.includes(theirs.json().updated_at), 'no leak without If-Match either')
+    // The current read, sent back whole with its tag, goes through.
+    const again = await request({ method: 'GET', url })
+    const redone = await request({ method: 'PUT', url, headers: { 'if-match': again.headers.etag as string }, payload: { ...again.json() as object, ...change } })
+    t.equal(redone.statusCode, 200, 'read again, redo the change: 200')
+  }
+  // The id alone sent back: checked after the precondition too, and the write keeps If-Match's own check.
+  const created = await request({ method: 'POST', url: '/books', payload: { ...dune, isbn: null } })
+  const own = { ...dune, isbn: null, book_id: created.json().book_id }
+  const stale = await request({ method: 'PUT', url: created.headers.location as string, headers: { 'if-match': '"9-2d5c8e1a4b60"' }, payload: { ...own, book_id: unknownId } })
+  t.equal(stale.statusCode, 412, 'a tag that does not match, then a wrong id: 412')
+  const idOnly = await request({ method: 'PUT', url: created.headers.location as string, headers: { 'if-match': created.headers.etag as string }, payload: own })
+  t.equal(idOnly.statusCode, 200, 'its own id with the current tag: 200')
+  const missing = await request({ method: 'PUT', url: `/books/${unknownId}`, headers: { 'if-match': '"1-2d5c8e1a4b60"' }, payload: { ...dune, book_id: unknownId, updated_at: '2026-11-21T09:30:00.000Z' } })
+  t.equal(missing.statusCode, 404, 'no record: 404 before the precondition (RFC 9110 §13.2.1)')
+})
+
+t.test('a tag this service never gave the record says that it does not match, not that the record changed', async t => {
+  const { request } = await build(t)
+  const created = await request({ method: 'POST', url: '/books', payload: dune })
+  const url = created.headers.location as string
+  const id = url.split('/').pop()!
+  const first = created.headers.etag as string
+  const current = await request({ method: 'PUT', url, payload: dune })
+  const other = (await request({ method: 'POST', url: '/books', payload: { ...dune, isbn: null } })).headers.etag as string
+  const neutral = 'The ETag in If-Match does not match the book\'s current one, nor any it had before: GET the book for its current ETag'
+  const changed = 'The book has changed since the ETag in If-Match was issued'
+  // Well-formed tags in any form but this record's: other records', weak ones, ones from elsewhere.
+  const foreign = fc.oneof(
+    fc.constantFrom('"zzz"', other, `W/${current.headers.etag as string}`, `W/${first}`, `"9-${id.slice(-12)}"`),
+    fc.stringMatching(/^[\x21\x23-\x7e]{0,20}$/).filter(tag => !tag.endsWith(id.slice(-12))).map(tag => `"${tag}"`)
+  )
+  const bodies = [dune, { ...current.json() as object, title: 'x' }]
+  await fc.assert(fc.asyncProperty(foreign, fc.constantFrom(...bodies), async (ifMatch, payload) => {
+    const put = await request({ method: 'PUT', url, headers: { 'if-match': ifMatch }, payload })
+    const del = await request({ method: 'DELETE', url, headers: { 'if-match': ifMatch } })
+    return put.statusCode === 412 && put.json().detail === neutral && del.statusCode === 412 && del.json().detail === neutral
+  }), { numRuns: 30 })
+  for (const ifMatch of [first, `"zzz", ${first}`]) {
+    t.equal((await request({ method: 'PUT', url, headers: { 'if-match': ifMatch }, payload: dune })).json().detail, changed, `${ifMatch}: an earlier tag of the book`)
+    t.equal((await request({ method: 'PUT', url, headers: { 'if-match': ifMatch }, payload: current.json() })).json().detail, changed, 'with the read-only fields too')
+    t.equal((await request({ method: 'DELETE', url, headers: { 'if-match': ifMatch } })).json().detail, changed, 'and on DELETE')
+  }
+})
+
+t.test('a write that lands between the check of the body\'s timestamps and the replace makes them stale', async t => {
+  const record = { book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', ...dune, isbn: null, created_at: '2026-11-21T09:30:00.000Z', updated_at: '2026-11-21T09:30:00.000Z' }
+  const read: Versioned<Book> = { record, revision: 1 }
+  // A store whose record moves on to revision 2 just after it was read.
+  const store = {
+    get: async () => read,
+    replace: async (_id: string, _values: BookValues, expected: readonly number[] | null) => { throw PreconditionFailedError.of('book', expected ?? [], 2) }
+  } as unknown as RecordStore<Book, BookValues>
+  const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
+  const replacement = { kind: 'book', idField: 'book_id', id: record.book_id, body: record, values }
+  await t.rejects(replaceRecord(store, { ...replacement, ifMatch: undefined }), { statusCode: 400, errors: [{ pointer: '#/created_at' }, { pointer: '#/updated_at' }] }, 'without If-Match: the body is stale, 400')
+  await t.rejects(replaceRecord(store, { ...replacement, ifMatch: '"1-2d5c8e1a4b60"' }), { statusCode: 412, message: 'The book has changed since the ETag in If-Match was issued' }, 'with If-Match: its 412')
+  store.replace = async () => { throw new Error('disk full') }
+  await t.rejects(replaceRecord(store, { ...replacement, ifMatch: undefined }), { message: 'disk full' }, 'any other failure is passed on')
 })

@@ -113,8 +113,8 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
     await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new DuplicateError('book', 'isbn'))
     await t.rejects(students.create(student({ email: 'ADA@example.org' })), new DuplicateError('student', 'email'))
     await t.rejects(books.replace(other.record.book_id, book({ isbn: '9780441013593' }), null), new DuplicateError('book', 'isbn'))
-    await t.rejects(books.replace(taken.record.book_id, book(), [2]), new PreconditionFailedError('book'))
-    await t.rejects(books.delete(taken.record.book_id, [7]), new PreconditionFailedError('book'))
+    await t.rejects(books.replace(taken.record.book_id, book(), [2]), new PreconditionFailedError('book', false))
+    await t.rejects(books.delete(taken.record.book_id, [7]), new PreconditionFailedError('book', false))
     const missing = '01900000-0000-7000-8000-000000000000'
     t.equal(await books.replace(missing, book(), null), null)
     t.equal(await students.replace(missing, student(), null), null)

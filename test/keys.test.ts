@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
-import { firstAdminKey, parseKey } from '../src/api-keys.js'
+import { parseKey } from '../src/api-keys.js'
 import { runKeys } from '../src/keys-cli.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, tempDatabase } from './helper.js'
@@ -122,16 +122,6 @@ t.test('the CLI never creates a database: a mistyped DATABASE_PATH is one line n
   const text = join(dir, 'notes.txt')
   writeFileSync(text, 'not sqlite at all, but long enough for SQLite to read a header and refuse it: '.repeat(4))
   t.same(await keys(text, 'list'), { code: 1, out: '', err: `keys: cannot open ${text}: file is not a database\n` })
-})
-
-t.test('the first start creates one admin key unless ADMIN_API_KEY is set or a key exists', async t => {
-  const repositories = openSqliteRepositories(':memory:')
-  t.teardown(() => repositories.close())
-  t.equal(await firstAdminKey('x'.repeat(32), repositories.apiKeys), null, 'ADMIN_API_KEY is the way in')
-  const first = await firstAdminKey(null, repositories.apiKeys)
-  t.match(first, /^bsk_/)
-  t.match(await repositories.apiKeys.list(), [{ name: 'first admin key', scopes: ['books:read', 'books:write', 'students:read', 'students:write', 'webhooks:manage'] }])
-  t.equal(await firstAdminKey(null, repositories.apiKeys), null, 'only once')
 })
 
 t.test('the server prints the first admin key once, and npm run keys manages the same database', async t => {

@@ -202,7 +202,7 @@ await withPostgres(t, t => {
     await blocker.query('BEGIN')
     await blocker.query('UPDATE books SET revision = revision + 1 WHERE book_id = $1', [changed.record.book_id])
     // Each outcome is awaited by t.rejects at once, so a rejection never waits without a handler.
-    const stale = t.rejects(books.replace(changed.record.book_id, values('too late'), [1]), new PreconditionFailedError('book'), 'the revision the write expected was replaced while it waited: 412')
+    const stale = t.rejects(books.replace(changed.record.book_id, values('too late'), [1]), new PreconditionFailedError('book', true), 'the revision the write expected was replaced while it waited: 412')
     await waitsOnLock(probe, writer)
     await blocker.query('COMMIT')
     await stale

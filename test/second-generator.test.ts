@@ -46,7 +46,7 @@ const tsconfig = {
 // (an unused @ts-expect-error is itself an error).
 const probe = `
 import { createClient } from './sdk/client/index.js'
-import { createBook, getBook, listStudents, updateStudent, type Book, type StudentInput } from './sdk/index.js'
+import { createBook, getBook, listStudents, updateBook, updateStudent, type Book, type StudentInput, type UpdateBookData } from './sdk/index.js'
 
 const client = createClient({ baseUrl: 'http://127.0.0.1:3000', auth: 'key' })
 
@@ -55,6 +55,11 @@ export async function probe (): Promise<Book | undefined> {
   const book: Book | undefined = created.data
   if (book === undefined) return undefined
   const again = await getBook({ client, path: { book_id: book.book_id } })
+  // The README's read-change-PUT: the book as read goes back whole, and the body's type keeps the
+  // server-set fields (a readOnly one would be dropped from it, and reading it here would not compile).
+  const putBack: UpdateBookData['body'] = { ...book, title: 'Dune (revised)' }
+  const readAt: string | undefined = putBack.updated_at
+  await updateBook({ client, path: { book_id: putBack.book_id ?? book.book_id }, body: putBack, headers: { 'If-Match': readAt ?? '*' } })
   const page = await listStudents({ client, query: { limit: 20 } })
   const cursor: string | null | undefined = page.data?.next_cursor
   const student: StudentInput = { name: 'Ada Lovelace', email: 'ada@example.org', status: 'graduated' }

@@ -95,7 +95,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal(replaced?.revision, 2)
     t.equal(replaced?.record.created_at, created.record.created_at, 'created_at is kept')
     t.match(replaced?.record.updated_at, iso)
-    await t.rejects(books.replace(id, book(), [1]), new PreconditionFailedError('book'))
+    await t.rejects(books.replace(id, book(), [1]), new PreconditionFailedError('book', true), 'a tag of an earlier revision: changed since')
     t.equal(await books.replace('01900000-0000-7000-8000-000000000000', book(), null), null, 'no record, no write')
     t.same(await books.get(id), replaced, 'the stale write changed nothing')
   })
@@ -112,7 +112,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
   t.test('delete: checked, once', async t => {
     const { books } = await opened(t)
     const id = (await books.create(book())).record.book_id
-    await t.rejects(books.delete(id, [7]), new PreconditionFailedError('book'))
+    await t.rejects(books.delete(id, [7]), new PreconditionFailedError('book', false), 'a revision the book never had: not "changed since"')
     t.equal(await books.delete(id, [1]), true)
     t.equal(await books.delete(id, null), false)
     t.equal(await books.get(id), null)

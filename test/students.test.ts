@@ -89,5 +89,6 @@ t.test('PUT takes back the student as GET returned them, with a new status (the 
   t.equal(graduated.statusCode, 200)
   t.match(graduated.json(), { status: 'graduated', enrollment_year: 2025, created_at: student.created_at }, 'nothing else changed')
   const moved = await request({ method: 'PUT', url, payload: { ...graduated.json() as object, created_at: '2001-01-01T00:00:00.000Z' } })
-  t.same(moved.json().errors, [{ detail: `is set by the server: send ${student.created_at}, the current value, or leave it out`, pointer: '#/created_at' }])
+  t.same(moved.json().errors, [{ detail: 'is not this student\'s current value (the body was read before a later change, or from another student): GET the student again and redo the change, or leave the field out', pointer: '#/created_at' }])
+  t.notOk(moved.payload.includes(student.created_at), 'the stored value is not given away')
 })

@@ -2,9 +2,9 @@
 import type { ServiceHandlers } from '../api-types.js'
 import { NotFoundError } from '../errors.js'
 import type { BookRepository } from '../storage/types.js'
-import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
+import { etagOf, expectedRevisions, readAnswer, replaceRecord, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { checkServerSetFields, bookValues, recordId } from './input.js'
+import { bookValues, recordId } from './input.js'
 import { fold } from '../search/fold.js'
 import { asIs, type ListContext, type ListParameters, listPage } from './paging.js'
 
@@ -45,9 +45,7 @@ export function bookHandlers (books: BookRepository, lists: ListContext, idempot
 
     async updateBook (request, reply) {
       const id = recordId(request.params.book_id)
-      await checkServerSetFields(request.body, 'book_id', id, () => books.get(id))
-      const updated = await books.replace(id, bookValues(request.body), expectedRevisions(request.headers['if-match'], id))
-      if (updated === null) throw new NotFoundError('book', id)
+      const updated = await replaceRecord(books, { kind: 'book', idField: 'book_id', id, body: request.body, values: bookValues(request.body), ifMatch: request.headers['if-match'] })
       return withEtag(reply, id, updated)
     },
 

@@ -1,10 +1,9 @@
 // Handlers of the student operations; students are never deleted, so there is no delete here.
 import type { ServiceHandlers } from '../api-types.js'
-import { NotFoundError } from '../errors.js'
 import type { StudentRepository } from '../storage/types.js'
-import { etagOf, expectedRevisions, readAnswer, withEtag } from './conditional.js'
+import { etagOf, readAnswer, replaceRecord, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
-import { checkServerSetFields, recordId, studentValues } from './input.js'
+import { recordId, studentValues } from './input.js'
 import { asIs, type ListContext, type ListParameters, listPage, lowerCase } from './paging.js'
 
 export const studentList: ListParameters = {
@@ -45,9 +44,7 @@ export function studentHandlers (students: StudentRepository, lists: ListContext
 
     async updateStudent (request, reply) {
       const id = recordId(request.params.student_id)
-      await checkServerSetFields(request.body, 'student_id', id, () => students.get(id))
-      const updated = await students.replace(id, studentValues(request.body), expectedRevisions(request.headers['if-match'], id))
-      if (updated === null) throw new NotFoundError('student', id)
+      const updated = await replaceRecord(students, { kind: 'student', idField: 'student_id', id, body: request.body, values: studentValues(request.body), ifMatch: request.headers['if-match'] })
       return withEtag(reply, id, updated)
     }
   }

@@ -47,7 +47,10 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       create: async key => traced('apiKeys.create', () => apiKeys.create(key)),
       find: async keyId => traced('apiKeys.find', () => apiKeys.find(keyId)),
       list: async () => traced('apiKeys.list', () => apiKeys.list()),
-      revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId))
+      revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId)),
+      // The start's work, before any request.
+      createFirst: apiKeys.createFirst.bind(apiKeys),
+      rename: apiKeys.rename.bind(apiKeys)
     },
     events: {
       head: async () => traced('events.head', () => events.head()),

@@ -100,6 +100,12 @@ export interface ApiKeyRepository {
   list (): Promise<ApiKeyInfo[]>
   /** False when no unrevoked key has this id. */
   revoke (keyId: string): Promise<boolean>
+  /**
+   * Stores the service's first key, unless any key is stored or a first key ever was: of processes
+   * that try at once (nodes on one database), exactly one stores it. Null when this one did not.
+   */
+  createFirst (key: { keyId: string, name: string, scopes: Scope[], secretHash: Buffer }): Promise<ApiKeyInfo | null>
+  rename (keyId: string, name: string): Promise<void>
 }
 
 /** A change as the feed stores it. */

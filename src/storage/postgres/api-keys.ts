@@ -68,6 +68,26 @@ export class PostgresApiKeys implements ApiKeyRepository {
     return keyInfo(rows[0]!)
   }
 
+  async createFirst ({ keyId, name, scopes, secretHash }: { keyId: string, name: string, scopes: ApiKeyInfo['scopes'], secretHash: Buffer }): Promise<ApiKeyInfo | null> {
+    // The settings row is the claim, made once in the database's life: of nodes that start together,
+    // one inserts it, and the others' inserts wait on its primary key until that commits, then do nothing.
+    const { rows } = await this.#reads.query<ApiKeyRow>({
+      text: `WITH claim AS (
+          INSERT INTO settings (name, value) SELECT 'first_admin_key', $1::bytea WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+          ON CONFLICT (name) DO NOTHING RETURNING 1
+        )
+        INSERT INTO api_keys (key_id, name, scopes, secret_hash, created_at)
+        SELECT $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM claim) RETURNING ${columns}`,
+      values: [Buffer.from(keyId), keyId, name, scopes.join(' '), secretHash, new Date().toISOString()]
+    })
+    return rows.length === 0 ? null : keyInfo(rows[0]!)
+  }
+
+  async rename (keyId: string, name: string): Promise<void> {
+    this.#known.delete(keyId)
+    await this.#reads.query({ text: 'UPDATE api_keys SET name = $2 WHERE key_id = $1', values: [keyId, name] })
+  }
+
   async find (keyId: string): Promise<StoredKey | null> {
     const now = Date.now()
     const cached = this.#known.get(keyId)

@@ -223,11 +223,11 @@ export class PostgresTable<T, V extends object> {
           return { record: record as T, revision: row.revision }
         }
         if (row.current === null) return null
-        if (expected !== null && !expected.includes(row.current)) throw new PreconditionFailedError(this.#spec.kind)
+        if (expected !== null && !expected.includes(row.current)) throw PreconditionFailedError.of(this.#spec.kind, expected, row.current)
         if (row.taken) throw this.#duplicate(values)
         // The record changed or went between this statement's snapshot and its row lock: another
         // writer won, which is what a stale If-Match means; without one, it was deleted meanwhile.
-        if (expected !== null) throw new PreconditionFailedError(this.#spec.kind)
+        if (expected !== null) throw new PreconditionFailedError(this.#spec.kind, true)
         return null
       },
       failure: error => this.#failure(error)
@@ -249,7 +249,8 @@ export class PostgresTable<T, V extends object> {
           return true
         }
         if (row.current === null) return false
-        throw new PreconditionFailedError(this.#spec.kind)
+        // Refused by the statement only when If-Match named no current revision.
+        throw PreconditionFailedError.of(this.#spec.kind, expected!, row.current)
       },
       // A delete takes no unique value: whatever it raises is the server's fault.
       failure: error => error

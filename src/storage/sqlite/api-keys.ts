@@ -13,12 +13,33 @@ export function sqliteApiKeys (db: Database.Database, external: ExternalWrites):
   const find = db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE key_id = ?')
   const list = db.prepare<[], ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at, key_id')
   const revoke = db.prepare<[string, string]>('UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL')
+  const rename = db.prepare<[string, string]>('UPDATE api_keys SET name = ? WHERE key_id = ?')
+  // The settings row is the claim, made once in the database's life; IMMEDIATE takes the write lock
+  // before the check, so another process starting on the same file waits and then finds the key.
+  const firstTaken = db.prepare<[], number>("SELECT EXISTS (SELECT 1 FROM api_keys) OR EXISTS (SELECT 1 FROM settings WHERE name = 'first_admin_key')").pluck()
+  const claimFirst = db.prepare<[Buffer]>("INSERT INTO settings (name, value) VALUES ('first_admin_key', ?)")
+  const createFirst = db.transaction((row: ApiKeyRow): boolean => {
+    if (firstTaken.get() === 1) return false
+    claimFirst.run(Buffer.from(row.key_id))
+    insert.run(row)
+    return true
+  })
   return {
     async create ({ keyId, name, scopes, secretHash }) {
       const row = { key_id: keyId, name, scopes: scopes.join(' '), secret_hash: secretHash, created_at: new Date().toISOString(), revoked_at: null }
       insert.run(row)
       known.clear()
       return keyInfo(row)
+    },
+    async createFirst ({ keyId, name, scopes, secretHash }) {
+      const row = { key_id: keyId, name, scopes: scopes.join(' '), secret_hash: secretHash, created_at: new Date().toISOString(), revoked_at: null }
+      if (!createFirst.immediate(row)) return null
+      known.clear()
+      return keyInfo(row)
+    },
+    async rename (keyId, name) {
+      rename.run(name, keyId)
+      known.clear()
     },
     async find (keyId) {
       external.check()

@@ -107,7 +107,7 @@ export class SqliteTable<T, V extends object> {
     const current = (id: string, expected: ExpectedRevisions): VersionedRow | null => {
       const row = this.#current.get(id)
       if (row === undefined) return null
-      if (expected !== null && !expected.includes(row.revision)) throw new PreconditionFailedError(kind)
+      if (expected !== null && !expected.includes(row.revision)) throw PreconditionFailedError.of(kind, expected, row.revision)
       return row
     }
     // In the write's savepoint: the change and its event are kept together or not at all.
