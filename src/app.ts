@@ -96,8 +96,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       }
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
+  const redact = urlRedactor([config.adminApiKey, config.metricsToken])
   const logRequest = logger.isLevelEnabled('info')
-    ? requestLogger(logStream, urlRedactor([config.adminApiKey, config.metricsToken]), tracing?.traceIdOf)
+    ? requestLogger(logStream, redact, tracing?.traceIdOf)
     : null
   const health = healthChecks({
     version: served.info.version,
@@ -161,6 +162,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
   app.addHook('onClose', async () => repositories.close())
   app.decorate('rateLimitStore', rateLimitStore)
+  app.decorate('redact', redact)
   app.addHook('onClose', async () => rateLimitStore.close())
 
   app.setValidatorCompiler(validatorCompiler)

@@ -1,6 +1,7 @@
 // The operators' endpoints (/health/live, /health/ready, /metrics): on a listener of their own, or on the API's port.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
+import { urlRedactor } from '../log-redaction.js'
 import { errorHandler, sendProblem } from '../problems.js'
 import type { Health, HealthBody } from './health.js'
 import type { ServiceMetrics } from './metrics.js'
@@ -53,6 +54,7 @@ export function opsRoutes ({ health, metrics, metricsToken }: Operations): Fasti
 /** The ops listener's app: the operators' endpoints and nothing else. It never listens; src/server.ts does. */
 export async function buildOpsApp (operations: Operations, logger: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 1024 })
+  app.decorate('redact', urlRedactor([operations.metricsToken]))
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler((request, reply) => sendProblem(reply, {
     type: 'about:blank',
