@@ -241,7 +241,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   registerPages(app, served, documentHeaders)
   // Streams, pruning and deliveries work outside any request's trace: they use the storage untraced.
-  const streams = new EventStreams(opened.events, {
+  const streams = new EventStreams(opened.events, opened.apiKeys, {
     heartbeat: config.eventStreamHeartbeat,
     stall: config.eventStreamStall,
     maxAge: config.eventStreamMaxAge,

@@ -47,7 +47,9 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       create: async key => traced('apiKeys.create', () => apiKeys.create(key)),
       find: async keyId => traced('apiKeys.find', () => apiKeys.find(keyId)),
       list: async () => traced('apiKeys.list', () => apiKeys.list()),
-      revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId))
+      revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId)),
+      // What streams hear: no request's call.
+      onRevoked: apiKeys.onRevoked.bind(apiKeys)
     },
     events: {
       head: async () => traced('events.head', () => events.head()),
