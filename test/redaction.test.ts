@@ -121,6 +121,8 @@ t.test('the URL redactor keeps what is not a credential', async t => {
   t.equal(redact('/books/bsk%5F0123456789abcdef%5fsecret-part?x=1'), '/books/[redacted]?x=1', 'a key, percent-encoded')
   t.equal(redact('/books?api%5Fkey=x&limit=5&%ZZ=1'), '/books?api%5Fkey=[redacted]&limit=5&%ZZ=1', 'a parameter named in escapes; a malformed one kept as sent')
   t.equal(redact('/books?q=caf%C3%A9&limit=5'), '/books?q=caf%C3%A9&limit=5', 'other escapes are kept')
+  t.equal(redact('/books?author=Herbert&limit=500'), '/books?author=Herbert&limit=500', 'an author is no credential')
+  t.equal(redact('/books?oauth_token=x&Authorization=y'), '/books?oauth_token=[redacted]&Authorization=[redacted]')
 })
 
 t.test('the process logs no secret from its settings, at start or when it cannot connect', async t => {
