@@ -75,10 +75,12 @@ declare module 'fastify' {
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const metrics = dependencies.metrics !== undefined ? dependencies.metrics : config.metrics ? new ServiceMetrics() : null
+  // What logs, spans and problems echo of a request, with its credentials masked.
+  const redact = urlRedactor([config.adminApiKey, config.metricsToken])
   const tracing = dependencies.tracerProvider === undefined
     ? null
     // Loaded only to trace: OpenTelemetry takes a quarter of a second and some 30 MB to load.
-    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider)
+    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider, redact)
   const opened = dependencies.repositories ??
     await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
   metrics?.observeStorage(opened)
@@ -97,7 +99,6 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       }
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
-  const redact = urlRedactor([config.adminApiKey, config.metricsToken])
   const logRequest = logger.isLevelEnabled('info')
     ? requestLogger(logStream, redact, tracing?.traceIdOf)
     : null
