@@ -962,7 +962,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed; `errors` lists each problem. */
+        /** @description The request is malformed; `errors` lists each problem. A body must be I-JSON (RFC 7493): UTF-8 JSON whose strings are Unicode text (a surrogate code point without its pair, such as `"\ud800"`, is refused: it is no character), whose objects name each member once, and with no member named `__proto__`; each refusal points at the member. */
         BadRequest: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1386,7 +1386,7 @@ export interface components {
         RetryAfter: number;
         /** @description The authentication scheme to use (RFC 6750). */
         WWWAuthenticate: string;
-        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). */
+        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (README, Security). */
         EventsCursor: components["schemas"]["EventCursor"];
     };
     pathItems: never;

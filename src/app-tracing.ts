@@ -33,7 +33,8 @@ function installTraceContext (): void {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 }
 
-export function appTracing (provider: TracerProvider): AppTracing {
+/** `redactUrl` masks credentials in the URL a request span records (url.path holds the query too), as in the log. */
+export function appTracing (provider: TracerProvider, redactUrl: (url: string) => string): AppTracing {
   installTraceContext()
   const instrumentation = new FastifyOtelInstrumentation({
     // One span per request, with the storage calls as its children: a span per hook and per handler
@@ -44,6 +45,7 @@ export function appTracing (provider: TracerProvider): AppTracing {
       // `GET /books/:book_id`, the HTTP semantic conventions' name: the route template, never the id.
       const route = request.routeOptions.url
       span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
+      span.setAttribute('url.path', redactUrl(request.url))
       const traced: WithTraceId = request as WithTraceId
       traced[traceIdKey] = span.spanContext().traceId
     }

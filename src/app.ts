@@ -5,7 +5,7 @@ import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TracerProvider } from '@opentelemetry/api'
-import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
 import { identifyCaller, securityHandlers } from './auth.js'
@@ -18,6 +18,7 @@ import { keepEvents } from './events/retention.js'
 import { EventStreams } from './events/streams.js'
 import { registerPages } from './pages.js'
 import { invalidJsonDetail } from './problem-details.js'
+import { parseJsonBody } from './json-body.js'
 import { clientErrorHandler, errorHandler } from './problems.js'
 import { registerOperations } from './protocol.js'
 import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './openapi-document.js'
@@ -77,10 +78,12 @@ declare module 'fastify' {
 
 export async function buildApp (config: Config, dependencies: Partial<AppDependencies> = {}): Promise<FastifyInstance> {
   const metrics = dependencies.metrics !== undefined ? dependencies.metrics : config.metrics ? new ServiceMetrics() : null
+  // What logs, spans and problems echo of a request, with its credentials masked.
+  const redact = urlRedactor([config.adminApiKey, config.metricsToken])
   const tracing = dependencies.tracerProvider === undefined
     ? null
     // Loaded only to trace: OpenTelemetry takes a quarter of a second and some 30 MB to load.
-    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider)
+    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider, redact)
   const opened = dependencies.repositories ??
     await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
   metrics?.observeStorage(opened)
@@ -100,7 +103,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     })
   const limit = rateLimit(config, rateLimitStore, dependencies.clock ?? Date.now)
   const logRequest = logger.isLevelEnabled('info')
-    ? requestLogger(logStream, urlRedactor([config.adminApiKey, config.metricsToken]), tracing?.traceIdOf)
+    ? requestLogger(logStream, redact, tracing?.traceIdOf)
     : null
   const health = healthChecks({
     version: served.info.version,
@@ -155,6 +158,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
   app.addHook('onClose', async () => repositories.close())
   app.decorate('rateLimitStore', rateLimitStore)
+  app.decorate('redact', redact)
   app.addHook('onClose', async () => rateLimitStore.close())
 
   app.setValidatorCompiler(validatorCompiler)
@@ -162,20 +166,25 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
   app.removeContentTypeParser('text/plain')
   // Fastify decodes invalid UTF-8 into U+FFFD, which would store something the client never sent: refuse it.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
+  // Its JSON parser (secure-json-parse) would also answer `__proto__` and duplicate members without
+  // a word of why, or not at all: src/json-body.ts parses, and says what is wrong and where.
   const utf8 = new TextDecoder('utf-8', { fatal: true })
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    if ((body as Buffer).length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined)
     let text: string
     try {
       text = utf8.decode(body as Buffer)
     } catch {
       return done(new ApiError(400, 'about:blank', 'The request body is not valid UTF-8'), undefined)
     }
-    parseJson(request, text, (error, parsed) => {
-      if ((error as FastifyError | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return done(new ApiError(400, 'about:blank', invalidJsonDetail(text)), undefined)
-      done(error, parsed)
-    })
+    let parsed: unknown
+    try {
+      parsed = parseJsonBody(text)
+    } catch (error) {
+      return done(error instanceof SyntaxError ? new ApiError(400, 'about:blank', invalidJsonDetail(text)) : error as Error, undefined)
+    }
+    done(null, parsed)
   })
   // The glue warns at start about every media type in the spec that has no parser, response types
   // included; refusing problem+json and event-stream bodies explicitly keeps the 415 and silences the false alarm.
@@ -237,7 +246,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   registerPages(app, served, documentHeaders)
   // Streams, pruning and deliveries work outside any request's trace: they use the storage untraced.
-  const streams = new EventStreams(opened.events, {
+  const streams = new EventStreams(opened.events, opened.apiKeys, {
     heartbeat: config.eventStreamHeartbeat,
     stall: config.eventStreamStall,
     maxAge: config.eventStreamMaxAge,

@@ -27,18 +27,38 @@ function clipError ({ detail, pointer, parameter }: ProblemError): ProblemError 
 const titles: Record<number, string> = { 413: 'Content Too Large', 422: 'Unprocessable Content' }
 export const titleOf = (status: number): string => titles[status] ?? STATUS_CODES[status]!
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Masks credentials in text a problem echoes from the request (src/log-redaction.ts). */
+    redact: (text: string) => string
+  }
+}
+
+/**
+ * A problem echoes what the client sent (its URL, a path segment, a parameter's or member's name):
+ * what looks like a credential is masked there as in the log, since responses too are kept by proxies and clients' logs.
+ */
 export function sendProblem (reply: FastifyReply, problem: Omit<Problem, 'title' | 'instance'> & { title?: string }): FastifyReply {
+  const { redact } = reply.server
   const { detail, errors } = problem
   return reply
     .code(problem.status)
     .type('application/problem+json')
     .send({
       title: titleOf(problem.status),
-      instance: clip(reply.request.url, limits.instance),
+      instance: clip(redact(reply.request.url), limits.instance),
       ...problem,
-      ...(detail !== undefined && { detail: clip(detail, limits.detail) }),
-      ...(errors !== undefined && { errors: errors.map(clipError) })
+      ...(detail !== undefined && { detail: clip(redact(detail), limits.detail) }),
+      ...(errors !== undefined && { errors: errors.map(error => clipError(redactError(error, redact))) })
     })
+}
+
+function redactError ({ detail, pointer, parameter }: ProblemError, redact: (text: string) => string): ProblemError {
+  return {
+    detail: redact(detail),
+    ...(pointer !== undefined && { pointer: redact(pointer) }),
+    ...(parameter !== undefined && { parameter: redact(parameter) })
+  }
 }
 
 const clientErrors: Record<string, { status: number, detail: string }> = {

@@ -8,7 +8,7 @@ import { createKey, type Scope } from '../src/api-keys.js'
 import type { Config } from '../src/config.js'
 import { readScan as postgresReadScan } from '../src/storage/postgres/events.js'
 import { scanLimit as sqliteScanLimit } from '../src/storage/sqlite/events.js'
-import { adminKey, ada, build, dune, eventually, openTestRepositories } from './helper.js'
+import { adminKey, ada, build, dune, eventually, openTestRepositories, tempDatabase, testEngine, testStorage } from './helper.js'
 import { settled } from './feed-contract.js'
 import { eventsOf, openStream } from './sse.js'
 
@@ -117,8 +117,10 @@ t.test('HEAD of the stream answers headers and holds no stream', async t => {
   stream.close()
 })
 
-t.test('heartbeats; a bookmark moves past what the stream leaves out; a revoked key is cut off within a heartbeat', async t => {
+t.test('heartbeats; a bookmark moves past what the stream leaves out; a revocation the node never hears of still cuts the key off within a heartbeat', async t => {
   const api = await streamingApp(t)
+  // As when a notification is lost: the heartbeat's check of the key is what ends the stream.
+  api.repositories.apiKeys.onRevoked = () => () => {}
   const created = await createKey(api.repositories.apiKeys, 'books reader', ['books:read'])
   const stream = await api.stream('', {}, created.key)
   await api.createStudent()
@@ -133,6 +135,38 @@ t.test('heartbeats; a bookmark moves past what the stream leaves out; a revoked 
   t.equal(await stream.ended, 'end', 'the revoked key\'s stream ends cleanly')
   // Heartbeats come every 200 ms and the stream would otherwise live an hour; the bound leaves room for a loaded machine.
   t.ok(Date.now() - started < 5000, `within a heartbeat or so (${Date.now() - started} ms)`)
+})
+
+t.test('a revoked key\'s streams end once the revocation reaches the node, long before a heartbeat: revoked by this process or another', async t => {
+  const storage = testEngine === 'postgres' ? await testStorage(t) : { databasePath: tempDatabase(t) }
+  const node = await openTestRepositories(t, storage)
+  // Another process's connection to the same database, as `npm run keys` opens one.
+  const elsewhere = await openTestRepositories(t, storage)
+  const heartbeat = 600_000
+  const api = await build(t, { ...storage, eventStreamHeartbeat: heartbeat }, { repositories: node })
+  await api.app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/events/stream`
+  const open = async (name: string) => {
+    const created = await createKey(node.apiKeys, name, ['books:read'])
+    const stream = await openStream(url, bearer(created.key))
+    t.teardown(() => stream.close())
+    await stream.waitFor(frames => frames.length > 0)
+    return { keyId: created.key_id, stream }
+  }
+  const here = await open('revoked by this process')
+  const there = await open('revoked by another')
+  const kept = await open('kept')
+  const started = Date.now()
+  await node.apiKeys.revoke(here.keyId)
+  t.equal(await here.stream.ended, 'end', 'a revocation by this process ends the key\'s stream')
+  await elsewhere.apiKeys.revoke(there.keyId)
+  t.equal(await there.stream.ended, 'end', 'and one by another process, once it reaches this one')
+  const elapsed = Date.now() - started
+  t.ok(elapsed < heartbeat / 20, `long before a heartbeat (${elapsed} ms of ${heartbeat})`)
+  await api.app.inject({ method: 'POST', url: '/books', headers: bearer(adminKey), payload: dune })
+  t.equal(eventsOf(await kept.stream.waitFor(frames => eventsOf(frames).length === 1)).length, 1, 'another key\'s stream goes on')
+  await elsewhere.apiKeys.revoke(kept.keyId)
+  t.equal(await kept.stream.ended, 'end', 'the last stream ends too, and with it the watch')
 })
 
 t.test('a stream ends at its maximum age, and its client resumes without loss', async t => {

@@ -148,6 +148,9 @@ t.test('pages: limit, types, next_cursor past filtered events, and the head', as
 
   const list = await api.request({ url: '/books' })
   t.equal(list.headers['events-cursor'], head, 'a list page carries the feed position read with it')
+  const anonymous = await api.request({ url: '/books', key: null })
+  t.equal(anonymous.statusCode, 200)
+  t.notOk('events-cursor' in anonymous.headers, 'but not to a caller without a key, who cannot follow the feed and would only learn how often it is written to')
 })
 
 t.test('a key sees the events of what it may read', async t => {

@@ -58,6 +58,58 @@ t.test('requests carrying credentials anywhere (headers, query, path, cookie, bo
   t.notOk(/"authorization"/i.test(log), 'no Authorization header is ever logged')
 })
 
+/** `text` with each character written as itself or percent-encoded (hex in upper or lower case), as `spelling` says. */
+function spelt (text: string, spelling: readonly number[]): string {
+  return [...text].map((char, i) => {
+    const hex = char.charCodeAt(0).toString(16).padStart(2, '0')
+    return [char, `%${hex.toUpperCase()}`, `%${hex.toLowerCase()}`][spelling[i]!]
+  }).join('')
+}
+
+/** What the server reads from percent-encoded ASCII text. */
+const decodedAscii = (text: string) => text.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+
+t.test('a credential percent-encoded any way, in the path or the query, is in no log line and in no problem it causes', async t => {
+  const lines: string[] = []
+  const repositories = openSqliteRepositories(':memory:')
+  const { key: apiKey } = await createKey(repositories.apiKeys, 'reader', ['books:read'])
+  const { app } = await build(t, { logLevel: 'info', metricsToken, opsPort: 'public', rateLimitAnonymous: { requests: 10_000, seconds: 60 } }, {
+    repositories,
+    logStream: { write: (line: string) => { lines.push(line) } }
+  })
+  const secrets = [adminKey, apiKey, metricsToken]
+  const placed = fc.constantFrom(...secrets).chain(secret => fc.record({
+    secret: fc.constant(secret),
+    spelling: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: secret.length, maxLength: secret.length }),
+    where: fc.constantFrom('record', 'nowhere', 'problem-type', 'query-named', 'query-encoded-name', 'query-other', 'query-name')
+  }))
+  const responses: string[] = []
+  const statuses = new Set<number>()
+  await fc.assert(fc.asyncProperty(placed, async ({ secret, spelling, where }) => {
+    const sent = spelt(secret, spelling)
+    const url = {
+      record: `/books/${sent}`,
+      nowhere: `/nowhere/${sent}/x`,
+      'problem-type': `/problems/${sent}`,
+      'query-named': `/books?limit=5&api_key=${sent}`,
+      'query-encoded-name': `/books?api%5Fkey=${sent}&limit=x`,
+      'query-other': `/books?q=${sent}&limit=x`,
+      'query-name': `/books?${sent}=1`
+    }[where]
+    const response = await app.inject({ url })
+    responses.push(response.body)
+    statuses.add(response.statusCode)
+    // The answer echoes no credential.
+    return !decodedAscii(response.body).includes(secret)
+  }), { numRuns: 300, seed: 2 })
+  t.same([...statuses].sort(), [400, 404], 'refused and not found: answers that echo the request')
+  await app.close()
+  const log = lines.join('')
+  t.ok(log.includes('[redacted]'), 'credentials were met and masked in the log')
+  t.ok(responses.some(body => body.includes('[redacted]')), 'and in the answers')
+  for (const secret of secrets) t.notOk(decodedAscii(log).includes(secret), `no line holds ${secret.slice(0, 8)}…, however it was spelt`)
+})
+
 t.test('the URL redactor keeps what is not a credential', async t => {
   const redact = urlRedactor(['operator-secret-value', ''])
   t.equal(redact('/books?limit=5&cursor=abc'), '/books?limit=5&cursor=abc')
@@ -65,6 +117,12 @@ t.test('the URL redactor keeps what is not a credential', async t => {
   t.equal(redact('/books?limit=5&ACCESS_TOKEN=abc#frag'), '/books?limit=5&ACCESS_TOKEN=[redacted]#frag')
   t.equal(redact('/books/bsk_0123456789abcdef_secret-part?x=1'), '/books/[redacted]?x=1')
   t.equal(redact('/books/operator-secret-value'), '/books/[redacted]')
+  t.equal(redact('/books/operator%2Dsecret%2dvalue'), '/books/[redacted]', 'the operator\'s secret, percent-encoded')
+  t.equal(redact('/books/bsk%5F0123456789abcdef%5fsecret-part?x=1'), '/books/[redacted]?x=1', 'a key, percent-encoded')
+  t.equal(redact('/books?api%5Fkey=x&limit=5&%ZZ=1'), '/books?api%5Fkey=[redacted]&limit=5&%ZZ=1', 'a parameter named in escapes; a malformed one kept as sent')
+  t.equal(redact('/books?q=caf%C3%A9&limit=5'), '/books?q=caf%C3%A9&limit=5', 'other escapes are kept')
+  t.equal(redact('/books?author=Herbert&limit=500'), '/books?author=Herbert&limit=500', 'an author is no credential')
+  t.equal(redact('/books?oauth_token=x&Authorization=y'), '/books?oauth_token=[redacted]&Authorization=[redacted]')
 })
 
 t.test('the process logs no secret from its settings, at start or when it cannot connect', async t => {

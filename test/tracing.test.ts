@@ -86,6 +86,16 @@ t.test('GET /books/{book_id} and POST /books: one server span per request, its s
   t.notOk(spans.some(span => span.name.includes(id) || span.name.includes(key)), 'no span name holds an id or a key')
 })
 
+t.test('a credential in the URL, percent-encoded or not, is masked in the span\'s url.path as in the log', async t => {
+  const { exporter, provider } = recorder()
+  const { app } = await build(t, {}, { tracerProvider: provider })
+  const key = 'bsk_0123456789abcdef_' + 'k'.repeat(43)
+  await app.inject({ url: `/books?api_key=${encodeURIComponent(adminKey)}&limit=5` })
+  await app.inject({ url: `/nowhere/${key.replace('_', '%5F')}?limit=5` })
+  const paths = serverSpans(exporter.getFinishedSpans()).map(span => span.attributes['url.path'])
+  t.same(paths, ['/books?api_key=[redacted]&limit=5', '/nowhere/[redacted]?limit=5'])
+})
+
 t.test('a path no route matches: its span is named by the method alone, never by the path', async t => {
   const { exporter, provider } = recorder()
   const { request } = await build(t, {}, { tracerProvider: provider })

@@ -1,10 +1,10 @@
 // Live event streams (Server-Sent Events) of this process: each pulls pages from the feed at its own client's pace.
 import { Readable } from 'node:stream'
 import { eventJson } from '../storage/events.js'
-import type { EventFeed } from '../storage/types.js'
+import type { ApiKeyRepository, EventFeed } from '../storage/types.js'
 
 export interface StreamSettings {
-  /** Milliseconds between heartbeat comments; each also re-checks the caller's key. */
+  /** Milliseconds between heartbeat comments; each also re-checks the caller's key (a revocation ends its streams before, once heard of). */
   heartbeat: number
   /** Milliseconds a client may leave written frames unread before its stream is cut off. */
   stall: number
@@ -38,6 +38,7 @@ const pageSize = 200
 
 export class EventStreams {
   readonly #feed: EventFeed
+  readonly #keys: Pick<ApiKeyRepository, 'onRevoked'>
   readonly #settings: StreamSettings
   readonly #open = new Set<FeedStream>()
   /** Streams ended so far, by why (for the metrics, read when scraped). */
@@ -46,14 +47,17 @@ export class EventStreams {
   /** Streams at the head, waiting for something to read. */
   readonly #waiting = new Set<() => void>()
   #unsubscribe: (() => void) | null = null
+  #stopHearingRevocations: (() => void) | null = null
   #poller: NodeJS.Timeout | null = null
   #lastHead: string | null = null
   #wakeQueued = false
   /** Counts the wake-ups, so that a stream that was reading when one came reads again rather than wait. */
   #wakes = 0
 
-  constructor (feed: EventFeed, settings: StreamSettings) {
+  /** `keys` tells of revocations, so that a revoked key's streams end at once rather than at their next heartbeat. */
+  constructor (feed: EventFeed, keys: Pick<ApiKeyRepository, 'onRevoked'>, settings: StreamSettings) {
     this.#feed = feed
+    this.#keys = keys
     this.#settings = settings
   }
 
@@ -119,6 +123,9 @@ export class EventStreams {
   // This process's commits wake the streams at once; other writers' are found by one look at the head
   // per poll for all streams, not one read per stream.
   #watch (): void {
+    this.#stopHearingRevocations = this.#keys.onRevoked(keyId => {
+      for (const stream of this.#open) if (stream.keyId === keyId) stream.end('revoked')
+    })
     this.#unsubscribe = this.#feed.onCommit(this.#wakeAll)
     this.#poller = setInterval(() => {
       // A failed look wakes the streams too: each then reads, and ends on the error its read meets.
@@ -132,6 +139,7 @@ export class EventStreams {
   }
 
   #unwatch (): void {
+    this.#stopHearingRevocations!()
     this.#unsubscribe!()
     clearInterval(this.#poller!)
     this.#lastHead = null
@@ -160,6 +168,10 @@ class FeedStream {
   /** Resolves the current wait (for the client to read, or for news). */
   #resume: (() => void) | null = null
   readonly #timers: NodeJS.Timeout[] = []
+
+  get keyId (): string {
+    return this.#request.keyId
+  }
 
   constructor (feed: EventFeed, settings: StreamSettings, request: StreamRequest, coordinator: Coordinator) {
     this.#feed = feed

@@ -142,8 +142,10 @@ export async function listPage<T> (
     after = position.slice(separator + 1)
   }
   // Read before the page: every change after this position is either in the page or after it in the
-  // feed, so a client that lists, then follows the feed from here, misses nothing.
-  reply.header('events-cursor', await feed.head())
+  // feed, so a client that lists, then follows the feed from here, misses nothing. Only for a caller
+  // with a key: the feed needs one, and the position, which moves with every write, would tell anyone
+  // how often the service is written to (students enrolled included).
+  if (request.caller.kind === 'key') reply.header('events-cursor', await feed.head())
   let page: Page<T>
   try {
     page = await store.list(query, limit, after)

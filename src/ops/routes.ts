@@ -2,6 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
 import { type ConnectionLimits, deadlines, guardConnections } from '../connections.js'
+import { urlRedactor } from '../log-redaction.js'
 import { clientErrorHandler, errorHandler, sendProblem } from '../problems.js'
 import type { Health, HealthBody } from './health.js'
 import type { ServiceMetrics } from './metrics.js'
@@ -65,6 +66,7 @@ export async function buildOpsApp (operations: Operations, logger: FastifyBaseLo
     ...deadlines(limits)
   })
   guardConnections(app, limits.opsMaxConnections)
+  app.decorate('redact', urlRedactor([operations.metricsToken]))
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler((request, reply) => sendProblem(reply, {
     type: 'about:blank',

@@ -50,7 +50,9 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       revoke: async keyId => traced('apiKeys.revoke', () => apiKeys.revoke(keyId)),
       // The start's work, before any request.
       createFirst: apiKeys.createFirst.bind(apiKeys),
-      rename: apiKeys.rename.bind(apiKeys)
+      rename: apiKeys.rename.bind(apiKeys),
+      // What streams hear: no request's call.
+      onRevoked: apiKeys.onRevoked.bind(apiKeys)
     },
     events: {
       head: async () => traced('events.head', () => events.head()),

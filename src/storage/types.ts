@@ -106,6 +106,12 @@ export interface ApiKeyRepository {
    */
   createFirst (key: { keyId: string, name: string, scopes: Scope[], secretHash: Buffer }): Promise<ApiKeyInfo | null>
   rename (keyId: string, name: string): Promise<void>
+  /**
+   * Calls `listener` with the id of each key revoked from now on: at once for a revocation by this
+   * process, and for one by another process or node once this one hears of it (within a second while
+   * its connection to the database holds), possibly more than once. Returns what unsubscribes it.
+   */
+  onRevoked (listener: (keyId: string) => void): () => void
 }
 
 /** A change as the feed stores it. */

@@ -20,6 +20,7 @@ export class PostgresApiKeys implements ApiKeyRepository {
   readonly #settings: PostgresSettings
   readonly #ttl: number
   readonly #known = new Map<string, { key: StoredKey, until: number }>()
+  readonly #revoked = new Set<(keyId: string) => void>()
   #listener: pg.Client | null = null
   #retry: NodeJS.Timeout | null = null
   #closed = false
@@ -44,7 +45,12 @@ export class PostgresApiKeys implements ApiKeyRepository {
       }
       client.on('error', lost)
       client.on('end', lost)
-      client.on('notification', ({ payload }) => { if (payload !== undefined) this.#known.delete(payload) })
+      client.on('notification', ({ payload }) => {
+        if (payload !== undefined) {
+          this.#known.delete(payload)
+          this.#tellRevoked(payload)
+        }
+      })
       this.#listener = client
       await client.query(`LISTEN ${channel}`)
       if (this.#closed) await client.end()
@@ -112,7 +118,18 @@ export class PostgresApiKeys implements ApiKeyRepository {
         SELECT pg_notify('${channel}', key_id) FROM revoked`,
       values: [keyId, new Date().toISOString()]
     })
+    // This node's listeners hear at once, notification or not (none is listened for when the TTL is 0).
+    if (rows.length > 0) this.#tellRevoked(keyId)
     return rows.length > 0
+  }
+
+  onRevoked (listener: (keyId: string) => void): () => void {
+    this.#revoked.add(listener)
+    return () => this.#revoked.delete(listener)
+  }
+
+  #tellRevoked (keyId: string): void {
+    for (const listener of this.#revoked) listener(keyId)
   }
 
   /** Whether the connection that hears revocations is open. */

@@ -4,7 +4,10 @@ import { type ApiKeyRow, keyInfo, type StoredKey, storedKey } from '../api-key-r
 import type { ApiKeyRepository } from '../types.js'
 import type { ExternalWrites } from './external-writes.js'
 
-export function sqliteApiKeys (db: Database.Database, external: ExternalWrites): ApiKeyRepository {
+/** How often, while anyone listens for revocations, the file is looked at for those of other processes (`npm run keys`). */
+export const revocationPoll = 250
+
+export function sqliteApiKeys (db: Database.Database, external: ExternalWrites): ApiKeyRepository & { close (): void } {
   // Every request with a key reads its row; the few keys there are stay in memory until one changes.
   const known = external.watch(new Map<string, StoredKey>())
   const insert = db.prepare<[ApiKeyRow]>(
@@ -24,6 +27,30 @@ export function sqliteApiKeys (db: Database.Database, external: ExternalWrites):
     insert.run(row)
     return true
   })
+  const revokedIds = db.prepare<[], string>('SELECT key_id FROM api_keys WHERE revoked_at IS NOT NULL').pluck()
+  // Changes only when another connection commits: most looks end here, at a third of a point lookup's cost.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
+  const listeners = new Set<(keyId: string) => void>()
+  const tell = (keyId: string) => { for (const listener of listeners) listener(keyId) }
+  let watch: { timer: NodeJS.Timeout, version: number, revoked: Set<string> } | null = null
+  /** Revocations other processes committed since the last look. */
+  const look = () => {
+    // A listener told of a revocation may stop listening, and so end the watch, while this loop runs.
+    const seen = watch!
+    const version = dataVersion.get()!
+    if (version !== seen.version) {
+      seen.version = version
+      for (const keyId of revokedIds.all()) {
+        if (seen.revoked.has(keyId)) continue
+        seen.revoked.add(keyId)
+        tell(keyId)
+      }
+    }
+  }
+  const stopWatching = () => {
+    if (watch !== null) clearInterval(watch.timer)
+    watch = null
+  }
   return {
     async create ({ keyId, name, scopes, secretHash }) {
       const row = { key_id: keyId, name, scopes: scopes.join(' '), secret_hash: secretHash, created_at: new Date().toISOString(), revoked_at: null }
@@ -56,7 +83,22 @@ export function sqliteApiKeys (db: Database.Database, external: ExternalWrites):
     },
     async revoke (keyId) {
       known.clear()
-      return revoke.run(new Date().toISOString(), keyId).changes > 0
-    }
+      const revoked = revoke.run(new Date().toISOString(), keyId).changes > 0
+      if (revoked) {
+        watch?.revoked.add(keyId)
+        tell(keyId)
+      }
+      return revoked
+    },
+    onRevoked (listener) {
+      listeners.add(listener)
+      // What is revoked already is no news; the file is looked at only while someone listens.
+      watch ??= { timer: setInterval(look, revocationPoll).unref(), version: dataVersion.get()!, revoked: new Set(revokedIds.all()) }
+      return () => {
+        if (listeners.delete(listener) && listeners.size === 0) stopWatching()
+      }
+    },
+    /** Stops looking at the file (before it closes). */
+    close: stopWatching
   }
 }

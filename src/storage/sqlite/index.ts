@@ -36,12 +36,13 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
   // Migration 1 inserts the secret, so the row always exists.
   const secret = db.prepare<[], Buffer>("SELECT value FROM settings WHERE name = 'cursor_secret'").pluck()
   const schemaVersion = db.prepare<[], number>('PRAGMA user_version').pluck()
+  const apiKeys = sqliteApiKeys(db, external)
   return {
     engine: 'sqlite',
     books,
     students,
     idempotency,
-    apiKeys: sqliteApiKeys(db, external),
+    apiKeys,
     events,
     webhooks: sqliteWebhooks(db),
     cursorSecret: async () => secret.get() as Buffer,
@@ -53,6 +54,7 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
     // One connection, used synchronously: nothing is ever waiting on it when metrics are read.
     usage: () => ({ connections: Number(db.open), maxConnections: 1, queriesInFlight: 0 }),
     close: async () => {
+      apiKeys.close()
       writes.flush()
       db.close()
     }
