@@ -1,7 +1,7 @@
 // The SSRF guard against every IPv6 spelling of a refused IPv4 address, at registration and at connection; no address is ever dialled.
 import fc from 'fast-check'
 import t from 'tap'
-import { AddressPolicy, RefusedUrlError, type Resolve } from '../src/webhooks/address-policy.js'
+import { AddressPolicy, RefusedUrlError, type Resolve, systemResolve } from '../src/webhooks/address-policy.js'
 
 /** The IPv4 ranges deliveries may not reach (RFC 6890's special-purpose registry and multicast), as [first octets, prefix length]. */
 const refusedIPv4: [number[], number][] = [
@@ -75,4 +75,11 @@ t.test('globally routable addresses still pass, IPv4-mapped ones as the IPv4 the
 t.test('the operator\'s allowlist still admits an address outside 2000::/3', async t => {
   const policy = new AddressPolicy(['::7f00:1'], noResolver)
   await t.resolves(policy.check('http://[::127.0.0.1]:8080/hooks'))
+})
+
+t.test('the system resolver answers every address of a name, as written (localhost, from the hosts file: no network)', async t => {
+  const found = await systemResolve('localhost')
+  t.ok(found.length > 0)
+  t.ok(found.every(({ address, family }) => typeof address === 'string' && (family === 4 || family === 6)))
+  t.ok(found.some(({ address }) => address === '127.0.0.1' || address === '::1'), 'a loopback address among them')
 })

@@ -1,6 +1,6 @@
 // Deprecation and sunset: declared in the contract, announced in Deprecation, Sunset and Link headers, and never declared half-way.
 import t from 'tap'
-import { deprecationProblems, routeDeprecation } from '../src/deprecation.js'
+import { announceDeprecations, deprecationProblems, routeDeprecation } from '../src/deprecation.js'
 import { type OpenApiDocument, type Operation, readContract } from '../src/openapi-document.js'
 import { validatorAt } from './contract.js'
 import { ada, build, dune } from './helper.js'
@@ -176,4 +176,17 @@ t.test('routeDeprecation finds nested body fields, stops at recursive schemas, i
     link: '</docs#/default/replaceTree>; rel="deprecation"; type="text/html"'
   })
   t.equal(routeDeprecation(document, '/trees/{tree_id}', remove!), undefined)
+})
+
+t.test('announceDeprecations adds its hooks to a route that has none of its own yet, and leaves other routes bare', async t => {
+  const link = '</docs#/trees/listTrees>; rel="deprecation"; type="text/html"'
+  const deprecation = { parameters: [{ at: seconds('2026-12-01T00:00:00Z'), in: 'query' as const, name: 'old' }], fields: [], link }
+  const deprecated = { method: 'GET', url: '/trees', handler: () => {}, config: { deprecation } } as unknown as Parameters<typeof announceDeprecations>[0]
+  announceDeprecations(deprecated)
+  t.equal([deprecated.onSend].flat().length, 1, 'one onSend hook')
+  t.equal([deprecated.preValidation].flat().length, 1, 'and one preValidation hook for the parameter, though the route had none')
+  const plain = { method: 'GET', url: '/trees', handler: () => {} } as unknown as Parameters<typeof announceDeprecations>[0]
+  announceDeprecations(plain)
+  t.equal(plain.onSend, undefined)
+  t.equal(plain.preValidation, undefined)
 })
