@@ -157,6 +157,19 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.same((await apiKeys.list()).map(k => k.key_id), ['k_1'])
   })
 
+  t.test('API keys: a revocation by this node is told to its listeners at once, and only while they listen', async t => {
+    const { apiKeys } = await opened(t)
+    for (const keyId of ['k_a', 'k_b']) await apiKeys.create({ keyId, name: keyId, scopes: ['books:read'], secretHash: Buffer.alloc(32, 2) })
+    const heard: string[] = []
+    const stop = apiKeys.onRevoked(keyId => heard.push(keyId))
+    await apiKeys.revoke('k_a')
+    // Told before revoke() answers; the engine may tell it again when its own notification comes back.
+    t.ok(heard.includes('k_a'), 'told when the key was revoked, before revoke() answered')
+    stop()
+    await apiKeys.revoke('k_b')
+    t.notOk(heard.includes('k_b'), 'nothing after unsubscribing')
+  })
+
   t.test('the cursor secret and the data outlive a restart; the probe passes', async t => {
     const open = await fresh(t)
     const first = await open()
