@@ -9,6 +9,10 @@ import { eventually, openTestRepositories, tempDatabase, testEngine } from './he
 import { testDatabase, withPostgres } from './postgres.js'
 import { type Running, start, stop } from './process.js'
 
+// Each case starts service processes (up to four, on two engines): 85 s in CI's Node 20 pass beside two
+// other files, and past tap's 120 s once on a machine running CI as well. Process tests get more, never less.
+t.setTimeout(240_000)
+
 type Engine = 'sqlite' | 'postgres'
 
 /** A database on `engine`, as the service's environment and as a Config for opening it here. */
