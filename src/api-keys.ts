@@ -1,20 +1,10 @@
 // API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { allScopes, type ApiKeyInfo, type Scope } from './api-key-types.js'
 import type { ApiKeyRepository } from './storage/types.js'
 
-export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write', 'webhooks:manage'] as const
-export type Scope = typeof allScopes[number]
-
-export const isScope = (value: string): value is Scope => (allScopes as readonly string[]).includes(value)
-
-/** A stored key as the operator sees it: never the secret, never its hash. */
-export interface ApiKeyInfo {
-  key_id: string
-  name: string
-  scopes: Scope[]
-  created_at: string
-  revoked_at: string | null
-}
+// Callers take the key vocabulary from here with the key logic; storage imports api-key-types.js directly.
+export { allScopes, type ApiKeyInfo, isScope, type Scope } from './api-key-types.js'
 
 /**
  * `bsk_<id>_<secret>`: the public id finds the stored row, the 256-bit secret proves possession.

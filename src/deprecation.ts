@@ -1,6 +1,6 @@
 // Deprecations declared in the contract, announced on the wire: Deprecation (RFC 9745), Sunset (RFC 8594), Link rel="deprecation".
 import type { FastifyRequest, onSendHookHandler, preValidationHookHandler, RouteOptions } from 'fastify'
-import type { OpenApiDocument, Operation } from './openapi-document.js'
+import type { OpenApiDocument, Operation } from './openapi-document-types.js'
 
 /** When a deprecation was announced and, if set, when the thing stops working: Unix seconds. */
 export interface DeprecationDates {

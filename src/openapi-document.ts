@@ -4,26 +4,13 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import type { Config } from './config.js'
 import { deprecationProblems, type RouteDeprecation, routeDeprecation } from './deprecation.js'
+import type { OpenApiDocument, Operation, SecurityRequirement } from './openapi-document-types.js'
+
+// Callers take the document types from here with the functions on them; deprecation.ts imports openapi-document-types.js directly.
+export type { OpenApiDocument, Operation } from './openapi-document-types.js'
 
 /** The contract, found from src/ and dist/ alike. */
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
-
-export type SecurityRequirement = Record<string, string[]>
-
-export interface Operation {
-  operationId: string
-  security?: SecurityRequirement[]
-  deprecated?: boolean
-  [key: string]: unknown
-}
-
-/** An OpenAPI 3.1 document, typed only as far as the service reads it. */
-export interface OpenApiDocument {
-  openapi: string
-  info: { version: string, [key: string]: unknown }
-  paths: Record<string, Record<string, Operation | unknown>>
-  [key: string]: unknown
-}
 
 const methods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 

@@ -1,6 +1,6 @@
 // The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
 import type { Book, Student } from '../api-types.js'
-import type { ApiKeyInfo, Scope } from '../api-keys.js'
+import type { ApiKeyInfo, Scope } from '../api-key-types.js'
 import type { SearchQuery } from '../search/query.js'
 
 /** A record's writable fields, normalised and complete (absent optional fields are null). */
