@@ -1,16 +1,16 @@
 // Third-party tools on the contract as a running service serves it: orval and @hey-api/openapi-ts generate
 // clients that compile under tsc --strict and make a whole round trip against a live service, and
 // Spectral's spectral:oas finds nothing. The tools need Node.js >= 22.18; they are pinned in test/generators.
-import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { delimiter, dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { adminKey, build } from './helper.js'
+import { runTool } from './process.js'
 import { needService } from './services.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -20,16 +20,6 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
 
 // Generating, compiling and running two clients on a busy 2-core machine takes a while.
 t.setTimeout(600_000)
-
-// The tools run as a consumer would run them, on this Node.js, outside tap's coverage (they are not our code).
-const env = { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
-function run (command: string, args: string[], cwd: string): Promise<{ code: number, output: string }> {
-  return new Promise(resolve => {
-    execFile(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number(error.code), output: stdout + stderr })
-    })
-  })
-}
 
 // A consumer's ESM project: both generated clients and a probe for each, compiled strictly and run.
 const tsconfig = {
@@ -215,24 +205,24 @@ t.test('generated clients (orval, @hey-api/openapi-ts) make a round trip against
       t.equal(served.servers[0]?.url, origin, 'the served document names the service first')
       writeFileSync(join(dir, 'openapi.json'), JSON.stringify(served))
 
-      const hey = await run(bin('openapi-ts'), ['--input', 'openapi.json', '--output', 'hey', '--client', '@hey-api/client-fetch', '--no-log-file'], dir)
+      const hey = await runTool(bin('openapi-ts'), ['--input', 'openapi.json', '--output', 'hey', '--client', '@hey-api/client-fetch', '--no-log-file'], dir)
       t.equal(hey.code, 0, '@hey-api/openapi-ts generates its SDK', { output: hey.output })
       const orvalConfig = { api: { input: './openapi.json', output: { target: './orval/api.ts', client: 'fetch', baseUrl: { getBaseUrlFromSpecification: true } } } }
       writeFileSync(join(dir, 'orval.config.mjs'), `export default ${JSON.stringify(orvalConfig)}\n`)
-      const orval = await run(bin('orval'), ['--config', 'orval.config.mjs'], dir)
+      const orval = await runTool(bin('orval'), ['--config', 'orval.config.mjs'], dir)
       t.equal(orval.code, 0, 'orval generates its client', { output: orval.output })
 
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig))
       writeFileSync(join(dir, 'hey-probe.ts'), heyProbe)
       writeFileSync(join(dir, 'orval-probe.ts'), orvalProbe)
-      const compiled = await run(bin('tsc'), ['-p', 'tsconfig.json'], dir)
+      const compiled = await runTool(bin('tsc'), ['-p', 'tsconfig.json'], dir)
       t.equal(compiled.code, 0, 'tsc --strict compiles both clients and the probes', { output: compiled.output })
       if (compiled.code !== 0) return
 
       for (const client of ['hey', 'orval']) {
         const author = `Author ${randomUUID()}`
-        const result = await run(process.execPath, [join(dir, `out/${client}-probe.js`), adminKey, author, unknownOrigin], dir)
+        const result = await runTool(process.execPath, [join(dir, `out/${client}-probe.js`), adminKey, author, unknownOrigin], dir)
         t.equal(result.code, 0, `the ${client} probe runs`, { output: result.output })
         const seen = JSON.parse(result.output.trim().split('\n').pop() ?? '{}') as Record<string, unknown>
         const { stream, ...rest } = seen
@@ -241,7 +231,7 @@ t.test('generated clients (orval, @hey-api/openapi-ts) make a round trip against
       }
     })
     await t.test('spectral:oas', options, async t => {
-      const linted = await run(bin('spectral'), ['lint', 'openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity', 'hint'], root)
+      const linted = await runTool(bin('spectral'), ['lint', 'openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity', 'hint'], root)
       t.equal(linted.code, 0, 'no error, warning, info or hint', { output: linted.output })
     })
   })

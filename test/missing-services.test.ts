@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { childEnv } from './process.js'
@@ -79,8 +79,8 @@ t.test('without the npm registry (nor a cache of it), the packed-client test ski
 })
 
 t.test('a process of the service a test starts gets the test\'s settings, never the developer\'s own', async t => {
-  const needed = { PATH: '/usr/bin:/bin', HOME: '/home/dev', LANG: 'tr_TR.UTF-8', TZ: 'Pacific/Chatham', NODE_OPTIONS: '--import=x', _TAPJS_PROCESSINFO_COVERAGE_: '1' }
+  const needed = { PATH: ['bin', 'usr-bin'].map(name => join(tmpdir(), name)).join(delimiter), HOME: join(tmpdir(), 'home'), LANG: 'tr_TR.UTF-8', TZ: 'Pacific/Chatham', NODE_OPTIONS: '--import=x', _TAPJS_PROCESSINFO_COVERAGE_: '1' }
   const own = { DATABASE_URL: 'postgres://app@db.internal/books', REDIS_URL: 'redis://cache.internal', OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.internal', METRICS_TOKEN: 'secret', PORT: '3000' }
-  const settings = { PORT: '0', DATABASE_PATH: '/tmp/x.sqlite' }
+  const settings = { PORT: '0', DATABASE_PATH: join(tmpdir(), 'x.sqlite') }
   t.same(childEnv(settings, { ...needed, ...own }), { ...needed, ...settings })
 })

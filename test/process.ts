@@ -1,6 +1,7 @@
 // Runs src/server.ts as a real child process (tap's TypeScript loader), for tests of sockets, signals and files.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { delimiter, dirname } from 'node:path'
 import { adminKey } from './helper.js'
 
 export const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
@@ -79,4 +80,17 @@ export async function allBooks (origin: string): Promise<Book[]> {
 /** Polls `condition` until it holds. */
 export async function until (condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise(resolve => setTimeout(resolve, 5))
+}
+
+/**
+ * Runs a third-party tool (a generator, tsc, a linter) as a consumer would: on this Node.js, with only PATH
+ * and HOME, outside tap's coverage (it is not our code). Never rejects: the exit code and all it printed.
+ */
+export function runTool (command: string, args: string[], cwd: string): Promise<{ code: number, output: string }> {
+  const env = { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
+  return new Promise(resolve => {
+    execFile(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : Number(error.code), output: stdout + stderr })
+    })
+  })
 }

@@ -1,24 +1,15 @@
 // Portability: a second, independent generator (@hey-api/openapi-ts) turns openapi.yaml into an SDK that compiles.
-import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { spec } from './contract.js'
+import { runTool } from './process.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-// The tools run as a consumer would run them, outside tap's coverage (they are not our code) and away
-// from the project folder, so no config file of ours steers them and nothing is written into the tree.
-const { PATH, HOME } = process.env
-function run (command: string, args: string[], cwd: string): Promise<{ code: number, output: string }> {
-  return new Promise(resolve => {
-    execFile(command, args, { cwd, env: { PATH, HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0' } }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number(error.code), output: stdout + stderr })
-    })
-  })
-}
+// The tools run away from the project folder, so no config file of ours steers them and nothing is written into the tree.
 
 // A consumer's ESM project: the generated SDK plus a probe that uses it. The compiler options are the
 // project's own strict set; DOM supplies fetch, Request and URLSearchParams as in a browser or on Node.
@@ -80,7 +71,7 @@ t.test('@hey-api/openapi-ts generates an SDK from openapi.yaml that compiles und
   const dir = mkdtempSync(join(tmpdir(), 'bsa-second-generator-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
-  const generated = await run(join(root, 'node_modules/.bin/openapi-ts'), [
+  const generated = await runTool(join(root, 'node_modules/.bin/openapi-ts'), [
     '--input', join(root, 'openapi.yaml'), '--output', join(dir, 'sdk'),
     '--client', '@hey-api/client-fetch', '--plugins', '@hey-api/typescript', '@hey-api/sdk', '--no-log-file'
   ], dir)
@@ -96,6 +87,6 @@ t.test('@hey-api/openapi-ts generates an SDK from openapi.yaml that compiles und
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig))
   writeFileSync(join(dir, 'probe.ts'), probe)
-  const compiled = await run(join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', join(dir, 'tsconfig.json')], dir)
+  const compiled = await runTool(join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', join(dir, 'tsconfig.json')], dir)
   t.equal(compiled.code, 0, 'tsc --noEmit passes on the SDK and the probe', { output: compiled.output })
 })
