@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const { MemoryRateLimitStore } = await import(`${root}dist/rate-limit-store.js`)
-const { RedisRateLimitStore } = await import(`${root}dist/rate-limit-redis.js`)
+const { MemoryRateLimitStore } = await import(`${root}dist/access/rate-limit-store.js`)
+const { RedisRateLimitStore } = await import(`${root}dist/access/rate-limit-redis.js`)
 
 const url = process.argv[2] ?? 'redis://127.0.0.1:6379'
 const limit = { requests: 1e9, seconds: 60 }

@@ -437,7 +437,7 @@ const request = (req, method, path, body) => ({ ...req, method, path, body, head
  * positions in the middle of the title order (sort=title), each bound to its query as the service binds it.
  */
 async function listCursors (seeded) {
-  const { CursorCodec } = await import(join(root, 'dist/cursor.js'))
+  const { CursorCodec } = await import(join(root, 'dist/http/cursor.js'))
   const { signCursor } = await import(join(root, 'dist/handlers/paging.js'))
   const { bookList } = await import(join(root, 'dist/handlers/books.js'))
   return Object.fromEntries(Object.entries(seeded.secrets).map(([engine, secret]) => {

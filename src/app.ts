@@ -8,31 +8,31 @@ import type { TracerProvider } from '@opentelemetry/api'
 import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
-import { identifyCaller, securityHandlers } from './auth.js'
+import { identifyCaller, securityHandlers } from './access/auth.js'
 import type { Config } from './config.js'
-import { deadlines, guardConnections } from './connections.js'
-import { announceDeprecations } from './deprecation.js'
-import { ApiError } from './errors.js'
+import { deadlines, guardConnections } from './http/connections.js'
+import { announceDeprecations } from './contract/deprecation.js'
+import { ApiError } from './http/errors.js'
 import { serviceHandlers } from './handlers/index.js'
 import { keepEvents } from './events/retention.js'
 import { EventStreams } from './events/streams.js'
-import { registerPages } from './pages.js'
-import { invalidJsonDetail } from './problem-details.js'
-import { parseJsonBody } from './json-body.js'
-import { clientErrorHandler, errorHandler } from './problems.js'
-import { registerOperations } from './protocol.js'
-import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './openapi-document.js'
-import { urlRedactor } from './log-redaction.js'
-import { lazyChildLogger, requestLogger } from './request-log.js'
-import { openRateLimitStore, rateLimit } from './rate-limit.js'
-import type { RateLimitStore } from './rate-limit-store.js'
+import { registerPages } from './http/pages.js'
+import { invalidJsonDetail } from './http/problem-details.js'
+import { parseJsonBody } from './http/json-body.js'
+import { clientErrorHandler, errorHandler } from './http/problems.js'
+import { registerOperations } from './http/protocol.js'
+import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './contract/openapi-document.js'
+import { urlRedactor } from './observability/log-redaction.js'
+import { lazyChildLogger, requestLogger } from './observability/request-log.js'
+import { openRateLimitStore, rateLimit } from './access/rate-limit.js'
+import type { RateLimitStore } from './access/rate-limit-store.js'
 import { health as healthChecks } from './ops/health.js'
 import { ServiceMetrics } from './ops/metrics.js'
 import { isOpsPath, type Operations, opsRoutes } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
-import { apiSecurityHeaders, documentSecurityHeaders } from './security-headers.js'
+import { apiSecurityHeaders, documentSecurityHeaders } from './http/security-headers.js'
 import type { Repositories } from './storage/types.js'
-import { validatorCompiler } from './validation.js'
+import { validatorCompiler } from './http/validation.js'
 import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
 import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
 
@@ -83,7 +83,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const tracing = dependencies.tracerProvider === undefined
     ? null
     // Loaded only to trace: OpenTelemetry takes a quarter of a second and some 30 MB to load.
-    : (await import('./app-tracing.js')).appTracing(dependencies.tracerProvider, redact)
+    : (await import('./observability/app-tracing.js')).appTracing(dependencies.tracerProvider, redact)
   const opened = dependencies.repositories ??
     await openConfiguredRepositories(config, metrics === null ? {} : { onBatch: metrics.batchCommitted })
   metrics?.observeStorage(opened)
@@ -110,7 +110,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     timeout: config.readyTimeout,
     dependencies: [
       { key: `${repositories.engine}:responseTime`, componentType: 'datastore', probe: () => repositories.probe(), whenFailing: 'fail' },
-      // Without Redis the limits count per node (src/rate-limit-redis.ts): worth a warning, not taking
+      // Without Redis the limits count per node (src/access/rate-limit-redis.ts): worth a warning, not taking
       // every node out of the load balancer at once.
       ...config.redisUrl === null ? [] : [{ key: 'redis:responseTime', componentType: 'datastore', probe: () => rateLimitStore.probe(), whenFailing: 'warn' } as const]
     ]
@@ -167,7 +167,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.removeContentTypeParser('text/plain')
   // Fastify decodes invalid UTF-8 into U+FFFD, which would store something the client never sent: refuse it.
   // Its JSON parser (secure-json-parse) would also answer `__proto__` and duplicate members without
-  // a word of why, or not at all: src/json-body.ts parses, and says what is wrong and where.
+  // a word of why, or not at all: src/http/json-body.ts parses, and says what is wrong and where.
   const utf8 = new TextDecoder('utf-8', { fatal: true })
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {

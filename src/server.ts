@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { allScopes, firstAdminKey, unshownFirstKeys } from './api-keys.js'
+import { allScopes, firstAdminKey, unshownFirstKeys } from './access/api-keys.js'
 import { buildApp } from './app.js'
 import { type ConfigError, loadConfig } from './config.js'
 import { ServiceMetrics } from './ops/metrics.js'
 import { buildOpsApp } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
-import type { Tracing } from './tracing.js'
+import type { Tracing } from './observability/tracing.js'
 
 function fail (message: string): never {
   console.error(`books-students-api: ${message}`)
@@ -24,13 +24,13 @@ try {
 }
 
 // Synchronous writes, as pino's default: the request lines of a whole event-loop turn go out in one
-// write (src/request-log.ts), and an asynchronous write costs more than that write itself, since it
+// write (src/observability/request-log.ts), and an asynchronous write costs more than that write itself, since it
 // hands the buffer to libuv's thread pool and back (measured, issue 6). A stalled reader of stdout
 // slows the service rather than filling its memory; a crash loses at most the current turn's lines.
 const logStream = pino.destination({ dest: 1, sync: true })
 
 // Before the app, which is handed its provider. Loaded only when configured: the SDK takes a quarter of a second and some 30 MB.
-const tracing: Tracing | null = config.tracing === null ? null : (await import('./tracing.js')).startTracing(config.tracing)
+const tracing: Tracing | null = config.tracing === null ? null : (await import('./observability/tracing.js')).startTracing(config.tracing)
 
 const { app, ops, apiKeys } = await (async () => {
   // Made before the storage, which tells it of every group-commit batch.

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { runBackup } from '../src/backup-cli.js'
+import { runBackup } from '../src/cli/backup-command.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { type Book, childEnv, post, start, stop } from './process.js'
 
@@ -99,7 +99,7 @@ t.test('npm run backup -- --help prints the usage and copies nothing', async t =
 })
 
 t.test('the backup entry point runs as a process and sets the exit code', async t => {
-  const entry = new URL('../src/backup.ts', import.meta.url).pathname
+  const entry = new URL('../src/cli/backup.ts', import.meta.url).pathname
   // In a folder of its own: the repository's ./data may hold the database of the developer's `npm start`.
   const cwd = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
   t.teardown(() => rmSync(cwd, { recursive: true, force: true }))

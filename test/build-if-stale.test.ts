@@ -66,7 +66,7 @@ t.test('unchanged sources are not built again, even when touched', async t => {
   const again = run()
   t.equal(await again.exited, 0)
   t.notOk(built(again), 'no tsc')
-  const file = join(dir, 'src', 'isbn.ts')
+  const file = join(dir, 'src', 'domain', 'isbn.ts')
   utimesSync(file, new Date(), new Date(Date.now() + 60_000))
   const touched = run()
   t.equal(await touched.exited, 0)
@@ -76,7 +76,7 @@ t.test('unchanged sources are not built again, even when touched', async t => {
 
 t.test('a changed source is built, also when a build killed midway left its lock', async t => {
   const before = statSync(dist).ino
-  appendFileSync(join(dir, 'src', 'isbn.ts'), '\n// changed by build-if-stale.test.ts\n')
+  appendFileSync(join(dir, 'src', 'domain', 'isbn.ts'), '\n// changed by build-if-stale.test.ts\n')
   // The pid of a process that has ended.
   const { pid } = spawnSync(process.execPath, ['-e', ''])
   mkdirSync(lock)
@@ -85,6 +85,6 @@ t.test('a changed source is built, also when a build killed midway left its lock
   t.equal(await rebuilt.exited, 0)
   t.ok(built(rebuilt), 'tsc ran')
   t.not(statSync(dist).ino, before, 'a new dist/ was swapped in')
-  t.match(readFileSync(join(dist, 'isbn.js'), 'utf8'), /changed by build-if-stale\.test\.ts/)
+  t.match(readFileSync(join(dist, 'domain', 'isbn.js'), 'utf8'), /changed by build-if-stale\.test\.ts/)
   t.notOk(existsSync(lock), 'the abandoned lock is gone')
 })

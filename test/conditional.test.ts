@@ -2,8 +2,8 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { replaceRecord } from '../src/handlers/conditional.js'
-import { PreconditionFailedError } from '../src/errors.js'
-import type { Book } from '../src/api-types.js'
+import { PreconditionFailedError } from '../src/http/errors.js'
+import type { Book } from '../src/contract/api-types.js'
 import type { BookValues, RecordStore, Versioned } from '../src/storage/types.js'
 import { build, ada, dune } from './helper.js'
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parse } from 'yaml'
-import { listeningUrl, specPath, withServer } from '../src/openapi-document.js'
+import { listeningUrl, specPath, withServer } from '../src/contract/openapi-document.js'
 import { spec } from './contract.js'
 import { build } from './helper.js'
 

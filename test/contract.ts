@@ -4,8 +4,8 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import { parse } from 'yaml'
-import { isIsbn } from '../src/isbn.js'
-import { specPath } from '../src/openapi-document.js'
+import { isIsbn } from '../src/domain/isbn.js'
+import { specPath } from '../src/contract/openapi-document.js'
 
 type Json = Record<string, any>
 

@@ -1,7 +1,7 @@
 // Deprecation and sunset: declared in the contract, announced in Deprecation, Sunset and Link headers, and never declared half-way.
 import t from 'tap'
-import { announceDeprecations, deprecationProblems, routeDeprecation } from '../src/deprecation.js'
-import { type OpenApiDocument, type Operation, readContract } from '../src/openapi-document.js'
+import { announceDeprecations, deprecationProblems, routeDeprecation } from '../src/contract/deprecation.js'
+import { type OpenApiDocument, type Operation, readContract } from '../src/contract/openapi-document.js'
 import { validatorAt } from './contract.js'
 import { ada, build, dune } from './helper.js'
 

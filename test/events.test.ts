@@ -1,7 +1,7 @@
 // The change feed over HTTP: one event per accepted write and none for a refused one, pages, filters, scopes, 410.
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { createKey, type Scope } from '../src/api-keys.js'
+import { createKey, type Scope } from '../src/access/api-keys.js'
 import pino from 'pino'
 import { keepEvents } from '../src/events/retention.js'
 import { ada, adminKey, build, dune, eventually, openTestRepositories } from './helper.js'

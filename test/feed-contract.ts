@@ -1,7 +1,7 @@
 // The change feed's contract: what every engine's EventFeed and its record writes must do, through Repositories only (feed.*.test.ts).
 import fc from 'fast-check'
 import type { Test } from 'tap'
-import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/errors.js'
+import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
 import { eventEnvelope, eventSource, eventTypes, type EventType } from '../src/storage/events.js'
 import type { BookValues, EventFeed, IdempotencyEntry, Repositories, StoredEvent, StudentValues, Versioned } from '../src/storage/types.js'
 import type { FreshDatabase, OpenStorage } from './storage-contract.js'

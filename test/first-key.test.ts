@@ -2,7 +2,7 @@
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import t, { type Test } from 'tap'
-import { allScopes, firstAdminKey, firstKeyName, newKey, unshownFirstKeyName, unshownFirstKeys } from '../src/api-keys.js'
+import { allScopes, firstAdminKey, firstKeyName, newKey, unshownFirstKeyName, unshownFirstKeys } from '../src/access/api-keys.js'
 import type { Config } from '../src/config.js'
 import type { ApiKeyRepository } from '../src/storage/types.js'
 import { eventually, openTestRepositories, tempDatabase, testEngine } from './helper.js'

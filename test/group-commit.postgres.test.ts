@@ -1,7 +1,7 @@
 // PostgreSQL group commit across nodes: two nodes' batches touching the same records never deadlock each other.
 import type pg from 'pg'
 import t from 'tap'
-import type { Book } from '../src/api-types.js'
+import type { Book } from '../src/contract/api-types.js'
 import { bookTable } from '../src/storage/tables.js'
 import type { BookValues } from '../src/storage/types.js'
 import { connect, PipelinedClients, type PostgresSettings } from '../src/storage/postgres/connection.js'

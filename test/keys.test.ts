@@ -4,8 +4,8 @@ import { once } from 'node:events'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import t, { type Test } from 'tap'
-import { parseKey } from '../src/api-keys.js'
-import { runKeys } from '../src/keys-cli.js'
+import { parseKey } from '../src/access/api-keys.js'
+import { runKeys } from '../src/cli/key-commands.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, tempDatabase } from './helper.js'
 import { childEnv } from './process.js'
@@ -153,7 +153,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
 
 t.test('the keys entry point runs as a process and sets the exit code', async t => {
   const databasePath = serviceDatabase(t)
-  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/cli/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
     env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -164,7 +164,7 @@ t.test('the keys entry point runs as a process and sets the exit code', async t 
   const [code] = await once(child, 'exit')
   t.equal(code, 0)
   t.match(out, /^bsk_\S+\n$/)
-  const bad = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/keys.ts', import.meta.url).pathname, 'nope'], {
+  const bad = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/cli/keys.ts', import.meta.url).pathname, 'nope'], {
     env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'ignore', 'pipe']
   })

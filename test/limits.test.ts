@@ -1,6 +1,6 @@
 // Abuse limits and browser protections: rate limits with draft-11 fields, security headers, CORS.
 import t from 'tap'
-import { createKey } from '../src/api-keys.js'
+import { createKey } from '../src/access/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { spec } from './contract.js'
 import { build, dune } from './helper.js'

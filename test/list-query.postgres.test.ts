@@ -3,7 +3,7 @@
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { uuidv7 } from 'uuidv7'
-import { fold } from '../src/search/fold.js'
+import { fold } from '../src/domain/search/fold.js'
 import { PipelinedClients } from '../src/storage/postgres/connection.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { postgresMigrations } from '../src/storage/postgres/migrations.js'

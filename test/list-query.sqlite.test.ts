@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { fold } from '../src/search/fold.js'
+import { fold } from '../src/domain/search/fold.js'
 import { defaultListLimits } from '../src/storage/list-sql.js'
 import { sqliteMigrations } from '../src/storage/sqlite/migrations.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'

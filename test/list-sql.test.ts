@@ -1,7 +1,7 @@
 // The list statements' text, below both engines: what a request gives reaches them as bound parameters only.
 import fc from 'fast-check'
 import t from 'tap'
-import { parseSearch } from '../src/search/query.js'
+import { parseSearch } from '../src/domain/search/query.js'
 import { defaultListLimits, type ListDialect, ListStatements, type RunSql, type SqlValue } from '../src/storage/list-sql.js'
 import { bookTable } from '../src/storage/tables.js'
 import type { ListQuery } from '../src/storage/types.js'

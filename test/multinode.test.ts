@@ -12,7 +12,7 @@ import { needService, pingRedis, testRedisUrl } from './services.js'
 
 // Loading several TypeScript children would cost seconds each on this 2-core machine; the build is what runs in production.
 const serverJs = new URL('../dist/server.js', import.meta.url).pathname
-const keysJs = new URL('../dist/keys.js', import.meta.url).pathname
+const keysJs = new URL('../dist/cli/keys.js', import.meta.url).pathname
 const adminKey = 'multinode-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
 const apiKeyCacheTtl = 500
 const run = promisify(execFile)

@@ -1,6 +1,6 @@
 // Cursor paging of both lists: creation order, limits, Link headers, forged and foreign cursors.
 import t from 'tap'
-import { CursorCodec } from '../src/cursor.js'
+import { CursorCodec } from '../src/http/cursor.js'
 import { bookList } from '../src/handlers/books.js'
 import { signCursor } from '../src/handlers/paging.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'

@@ -1,9 +1,9 @@
 // Operating on PostgreSQL: a start that cannot connect, the keys and backup CLIs, a revocation seen by another node.
 import pg from 'pg'
 import t from 'tap'
-import { runBackup } from '../src/backup-cli.js'
-import { createKey } from '../src/api-keys.js'
-import { runKeys } from '../src/keys-cli.js'
+import { runBackup } from '../src/cli/backup-command.js'
+import { createKey } from '../src/access/api-keys.js'
+import { runKeys } from '../src/cli/key-commands.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { databaseUrl, testDatabase, withPostgres } from './postgres.js'
 import { start } from './process.js'

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import pino, { type Bindings, type ChildLoggerOptions } from 'pino'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { lazyChildLogger, requestLogger } from '../src/request-log.js'
+import { lazyChildLogger, requestLogger } from '../src/observability/request-log.js'
 import { build, dune } from './helper.js'
 
 t.test('an unknown path answers 404 problem+json', async t => {

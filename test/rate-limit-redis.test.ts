@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process'
 import pino from 'pino'
 import t, { type Test } from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { RedisRateLimitStore } from '../src/rate-limit-redis.js'
+import { RedisRateLimitStore } from '../src/access/rate-limit-redis.js'
 import { build, type TestApi } from './helper.js'
 import { freePort, inCi, needRedis, needRedisServer, needService, redisKeyPrefix, startRedisServer, testRedisUrl, until } from './services.js'
 

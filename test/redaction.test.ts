@@ -1,8 +1,8 @@
 // No log line ever holds an API key, an Authorization header or a secret, wherever a request puts one.
 import fc from 'fast-check'
 import t from 'tap'
-import { createKey } from '../src/api-keys.js'
-import { urlRedactor } from '../src/log-redaction.js'
+import { createKey } from '../src/access/api-keys.js'
+import { urlRedactor } from '../src/observability/log-redaction.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { adminKey, build } from './helper.js'
 import { start, stop } from './process.js'

@@ -1,12 +1,12 @@
 // The search language without a database: fold(), the grammar and its errors, the canonical text and both compilers.
 import fc from 'fast-check'
 import t from 'tap'
-import { FOLD_MAX_WORD_LENGTH, FOLD_MAX_WORDS, fold } from '../src/search/fold.js'
+import { FOLD_MAX_WORD_LENGTH, FOLD_MAX_WORDS, fold } from '../src/domain/search/fold.js'
 import {
   MAX_PHRASE_WORDS, MAX_POSITIVE_TERMS, MAX_TERMS, MIN_PREFIX_LENGTH, SearchSyntaxError,
   matchesSearch, parseSearch, printSearch, toFts5, toTsquery
-} from '../src/search/query.js'
-import type { SearchQuery } from '../src/search/query.js'
+} from '../src/domain/search/query.js'
+import type { SearchQuery } from '../src/domain/search/query.js'
 
 /** What fold() may return: words of letters and digits that lower-casing leaves alone, one space between. */
 function wellFormed (folded: string): boolean {

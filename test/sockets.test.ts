@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
-import { clientErrorHandler } from '../src/problems.js'
+import { clientErrorHandler } from '../src/http/problems.js'
 import { adminKey, build, dune } from './helper.js'
 
 async function listening (t: Test, overrides: Partial<Config> = {}): Promise<{ port: number, origin: string }> {

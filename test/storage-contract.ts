@@ -1,9 +1,9 @@
 // The repository contract: what every storage engine must do, run against each (storage.*.test.ts).
 import fc from 'fast-check'
 import type { Test } from 'tap'
-import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/errors.js'
+import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
 import type { BookValues, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
-import { toIsbn13 } from '../src/isbn.js'
+import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 
 /** Opens the engine on one database; called again, it must open the same database (a restart, or another node). */

@@ -2,7 +2,7 @@
 import { SpanKind } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import t from 'tap'
-import { DuplicateError } from '../src/errors.js'
+import { DuplicateError } from '../src/http/errors.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tracedRepositories } from '../src/storage/traced.js'

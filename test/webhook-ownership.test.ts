@@ -1,6 +1,6 @@
 // Who reaches a webhook endpoint: every management operation × its owner, another key, an admin key, on the test engine.
 import t, { type Test } from 'tap'
-import { allScopes, createKey } from '../src/api-keys.js'
+import { allScopes, createKey } from '../src/access/api-keys.js'
 import { AddressPolicy, type Resolve } from '../src/webhooks/address-policy.js'
 import { WebhookWorker } from '../src/webhooks/worker.js'
 import { build, openTestRepositories } from './helper.js'

@@ -1,7 +1,7 @@
 // Webhook delivery: signed attempts, the retry schedule on a fake clock, disabling, restarts, and the SSRF guard at connection time.
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { createKey } from '../src/api-keys.js'
+import { createKey } from '../src/access/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { AddressPolicy, type Resolve } from '../src/webhooks/address-policy.js'
 import { send } from '../src/webhooks/send.js'

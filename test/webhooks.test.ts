@@ -1,6 +1,6 @@
 // The webhook-endpoint operations through HTTP, each response checked against openapi.yaml; registration's SSRF refusals.
 import t from 'tap'
-import { createKey, type Scope } from '../src/api-keys.js'
+import { createKey, type Scope } from '../src/access/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { AddressPolicy, RefusedUrlError, type Resolve } from '../src/webhooks/address-policy.js'
 import { build, dune, eventually, openTestRepositories } from './helper.js'

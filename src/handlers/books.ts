@@ -1,11 +1,11 @@
 // Handlers of the book operations: HTTP in and out, storage through the BookRepository.
-import type { ServiceHandlers } from '../api-types.js'
-import { NotFoundError } from '../errors.js'
+import type { ServiceHandlers } from '../contract/api-types.js'
+import { NotFoundError } from '../http/errors.js'
 import type { BookRepository } from '../storage/types.js'
 import { etagOf, expectedRevisions, readAnswer, replaceRecord, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { bookValues, recordId } from './input.js'
-import { fold } from '../search/fold.js'
+import { fold } from '../domain/search/fold.js'
 import { asIs, type ListContext, type ListParameters, listPage } from './paging.js'
 
 export const bookList: ListParameters = {

@@ -1,7 +1,7 @@
 // Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ProblemError } from '../api-types.js'
-import { NotFoundError, PreconditionFailedError, ValidationError } from '../errors.js'
+import type { ProblemError } from '../contract/api-types.js'
+import { NotFoundError, PreconditionFailedError, ValidationError } from '../http/errors.js'
 import type { ExpectedRevisions, RecordStore, Versioned } from '../storage/types.js'
 import { Representations } from './representation.js'
 

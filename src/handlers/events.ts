@@ -1,7 +1,7 @@
 // Handlers of the change feed: a page of events, and the live stream; a key sees the events of what it may read.
 import type { FastifyRequest } from 'fastify'
-import type { ServiceHandlers } from '../api-types.js'
-import { CursorGoneError, MissingScopeError, TooManyStreamsError, ValidationError } from '../errors.js'
+import type { ServiceHandlers } from '../contract/api-types.js'
+import { CursorGoneError, MissingScopeError, TooManyStreamsError, ValidationError } from '../http/errors.js'
 import { readScopeOf } from '../events/scopes.js'
 import type { EventStreams } from '../events/streams.js'
 import { eventJson, eventTypes } from '../storage/events.js'

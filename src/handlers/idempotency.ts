@@ -1,9 +1,9 @@
 // Idempotent creates (IETF draft "The Idempotency-Key HTTP Header Field"): a retry replays the first response.
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { OperationId } from '../api-types.js'
-import type { Caller } from '../auth.js'
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, IdempotencyKeyTakenError } from '../errors.js'
+import type { OperationId } from '../contract/api-types.js'
+import type { Caller } from '../access/auth.js'
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, IdempotencyKeyTakenError } from '../http/errors.js'
 import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../storage/types.js'
 
 /**

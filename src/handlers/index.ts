@@ -1,6 +1,6 @@
 // Composes the per-resource handlers into the one object fastify-openapi-glue routes operationIds to.
-import type { ServiceHandlers } from '../api-types.js'
-import { CursorCodec } from '../cursor.js'
+import type { ServiceHandlers } from '../contract/api-types.js'
+import { CursorCodec } from '../http/cursor.js'
 import type { EventStreams } from '../events/streams.js'
 import type { Repositories } from '../storage/types.js'
 import { bookHandlers } from './books.js'

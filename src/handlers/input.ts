@@ -1,6 +1,6 @@
 // Turns validated request bodies into complete record values: the contract has already checked every rule but one.
-import type { BookInput, StudentInput } from '../api-types.js'
-import { toIsbn13 } from '../isbn.js'
+import type { BookInput, StudentInput } from '../contract/api-types.js'
+import { toIsbn13 } from '../domain/isbn.js'
 import type { BookValues, StudentValues } from '../storage/types.js'
 
 /**

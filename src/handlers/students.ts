@@ -1,5 +1,5 @@
 // Handlers of the student operations; students are never deleted, so there is no delete here.
-import type { ServiceHandlers } from '../api-types.js'
+import type { ServiceHandlers } from '../contract/api-types.js'
 import type { StudentRepository } from '../storage/types.js'
 import { etagOf, readAnswer, replaceRecord, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'

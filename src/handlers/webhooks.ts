@@ -1,9 +1,9 @@
 // Handlers of the webhook-endpoint operations: registration (checked against the caller's rights and the SSRF guard) and management.
 import { uuidv7 } from 'uuidv7'
-import type { ServiceHandlers, WebhookEndpoint } from '../api-types.js'
-import type { Caller } from '../auth.js'
-import { ApiError, NotFoundError } from '../errors.js'
-import { allScopes } from '../api-keys.js'
+import type { ServiceHandlers, WebhookEndpoint } from '../contract/api-types.js'
+import type { Caller } from '../access/auth.js'
+import { ApiError, NotFoundError } from '../http/errors.js'
+import { allScopes } from '../access/api-keys.js'
 import type { EndpointOwner, EventFeed, StoredWebhookEndpoint, WebhookRepository } from '../storage/types.js'
 import { type AddressPolicy, RefusedUrlError } from '../webhooks/address-policy.js'
 import { readScopeOf } from '../events/scopes.js'

@@ -277,7 +277,7 @@ function resourceOf (route: string | undefined): Resource | null {
   return null
 }
 
-/** The limit a 429 was for, from the policy header the limiter set (src/rate-limit.ts). */
+/** The limit a 429 was for, from the policy header the limiter set (src/access/rate-limit.ts). */
 function limitOf (reply: FastifyReply): string {
   return String(reply.getHeader('ratelimit-policy')).startsWith('"anonymous"') ? 'anonymous' : 'keyed'
 }

@@ -1,9 +1,9 @@
 // The operators' endpoints (/health/live, /health/ready, /metrics): on a listener of their own, or on the API's port.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
-import { type ConnectionLimits, deadlines, guardConnections } from '../connections.js'
-import { urlRedactor } from '../log-redaction.js'
-import { clientErrorHandler, errorHandler, sendProblem } from '../problems.js'
+import { type ConnectionLimits, deadlines, guardConnections } from '../http/connections.js'
+import { urlRedactor } from '../observability/log-redaction.js'
+import { clientErrorHandler, errorHandler, sendProblem } from '../http/problems.js'
 import type { Health, HealthBody } from './health.js'
 import type { ServiceMetrics } from './metrics.js'
 

@@ -1,5 +1,5 @@
 // A list query as bounded SQL for either engine: chooses the access path from a fixed table, never the planner's guess.
-import type { SearchQuery } from '../search/query.js'
+import type { SearchQuery } from '../domain/search/query.js'
 import type { ListSpec } from './tables.js'
 import type { ListQuery, Page } from './types.js'
 

@@ -1,5 +1,5 @@
 // What each engine needs to know about the two record tables: names, writable fields, unique fields, how lists query them.
-import { fold } from '../search/fold.js'
+import { fold } from '../domain/search/fold.js'
 import type { BookValues, StudentValues } from './types.js'
 
 /** How a list filters, sorts and searches a table; the field names are those of ListQuery. */

@@ -1,7 +1,7 @@
 // The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
-import type { Book, Student } from '../api-types.js'
-import type { ApiKeyInfo, Scope } from '../api-key-types.js'
-import type { SearchQuery } from '../search/query.js'
+import type { Book, Student } from '../contract/api-types.js'
+import type { ApiKeyInfo, Scope } from '../access/api-key-types.js'
+import type { SearchQuery } from '../domain/search/query.js'
 
 /** A record's writable fields, normalised and complete (absent optional fields are null). */
 export type BookValues = Omit<Book, 'book_id' | 'created_at' | 'updated_at'>

@@ -1,6 +1,6 @@
 // The PostgreSQL engine: every repository over one database that any number of nodes share.
 import { randomBytes, randomInt } from 'node:crypto'
-import type { Book, Student } from '../../api-types.js'
+import type { Book, Student } from '../../contract/api-types.js'
 import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import { latestVersion, type MigrationProgress, SchemaVersionError } from '../schema.js'
 import { bookTable, studentTable } from '../tables.js'

@@ -65,7 +65,7 @@ export const postgresMigrations: MigrationScripts = {
       revoked_at timestamptz
     );
   `,
-  // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
+  // Lists filter, sort and search on text folded by the service (fold() in src/domain/search/fold.ts), kept
   // in *_key columns it writes with the record; migrate() backfills them for existing rows after this
   // script. COLLATE "C" orders them byte for byte as SQLite does, whatever the database's collation.
   4: `

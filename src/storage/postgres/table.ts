@@ -1,8 +1,8 @@
 // One PostgreSQL record table (books or students): each write one conditional statement, group-committed.
 import { uuidv7 } from 'uuidv7'
-import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../errors.js'
+import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../http/errors.js'
 import pg from 'pg'
-import { toTsquery } from '../../search/query.js'
+import { toTsquery } from '../../domain/search/query.js'
 import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'

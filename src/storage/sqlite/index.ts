@@ -1,5 +1,5 @@
 // The SQLite engine: every repository over one database file.
-import type { Book, Student } from '../../api-types.js'
+import type { Book, Student } from '../../contract/api-types.js'
 import { defaults } from '../../config.js'
 import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'

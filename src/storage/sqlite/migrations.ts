@@ -66,7 +66,7 @@ export const sqliteMigrations: MigrationScripts = {
         revoked_at TEXT
       ) STRICT;
     `,
-  // Lists filter, sort and search on text folded by the service (fold() in src/search/fold.ts), kept
+  // Lists filter, sort and search on text folded by the service (fold() in src/domain/search/fold.ts), kept
   // in *_key columns it writes with the record; migrate() backfills them for existing rows after this
   // script. NULL years sort lowest through a generated column (an index on the bare coalesce()
   // expression is not used for row-value seeks).

@@ -1,8 +1,8 @@
 // The words of the problems a person reads: one voice for every validation issue and request error, naming the field, limit or position.
 import type { FastifyError, FastifyRequest } from 'fastify'
-import type { ProblemError } from './api-types.js'
+import type { ProblemError } from '../contract/api-types.js'
 import { type RequestPart, ValidationError } from './errors.js'
-import { eventTypes } from './storage/events.js'
+import { eventTypes } from '../storage/events.js'
 
 type AjvIssue = NonNullable<FastifyError['validation']>[number]
 

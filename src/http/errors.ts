@@ -1,5 +1,5 @@
 // The errors the service throws on purpose; each knows its HTTP status and RFC 9457 problem type.
-import type { ProblemError } from './api-types.js'
+import type { ProblemError } from '../contract/api-types.js'
 
 export class ApiError extends Error {
   constructor (

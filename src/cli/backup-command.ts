@@ -1,8 +1,8 @@
 // `npm run backup -- <file>`: a consistent copy of the live database through SQLite's online backup API.
 import { existsSync } from 'node:fs'
-import { type Io, parseCommandLine, UsageError } from './cli-args.js'
-import { type ConfigError, defaults, loadConfig, maskPassword } from './config.js'
-import { backupDatabase, NoDatabaseError } from './storage/sqlite/database.js'
+import { type Io, parseCommandLine, UsageError } from './args.js'
+import { type ConfigError, defaults, loadConfig, maskPassword } from '../config.js'
+import { backupDatabase, NoDatabaseError } from '../storage/sqlite/database.js'
 
 const usage = `Usage: npm run backup -- <file>
 

@@ -2,10 +2,10 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-keys.js'
-import type { Config } from './config.js'
-import { ApiError, MissingScopeError } from './errors.js'
-import type { RouteConfig } from './openapi-document.js'
-import type { ApiKeyRepository } from './storage/types.js'
+import type { Config } from '../config.js'
+import { ApiError, MissingScopeError } from '../http/errors.js'
+import type { RouteConfig } from '../contract/openapi-document.js'
+import type { ApiKeyRepository } from '../storage/types.js'
 
 export type Caller =
   | { kind: 'key', keyId: string, scopes: readonly Scope[] }

@@ -1,7 +1,7 @@
 // Fixed-window rate limiting per API key (per client address when anonymous), with the draft-11 RateLimit fields.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from './config.js'
-import { sendProblem } from './problems.js'
+import type { Config } from '../config.js'
+import { sendProblem } from '../http/problems.js'
 import { RedisRateLimitStore } from './rate-limit-redis.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js'
 

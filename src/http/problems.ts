@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { Problem, ProblemError } from './api-types.js'
+import type { Problem, ProblemError } from '../contract/api-types.js'
 import { ApiError, MissingScopeError, type RequestPart } from './errors.js'
 import { requestErrorDetail, validationError } from './problem-details.js'
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
-import type { Config } from './config.js'
+import type { Config } from '../config.js'
 import { deprecationProblems, type RouteDeprecation, routeDeprecation } from './deprecation.js'
 import type { OpenApiDocument, Operation, SecurityRequirement } from './openapi-document-types.js'
 
@@ -10,7 +10,7 @@ import type { OpenApiDocument, Operation, SecurityRequirement } from './openapi-
 export type { OpenApiDocument, Operation } from './openapi-document-types.js'
 
 /** The contract, found from src/ and dist/ alike. */
-export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url))
+export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url))
 
 const methods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 

@@ -1,6 +1,6 @@
 // Pages for people at the URLs they are likely to open: / leads to the docs, and each problem type URI explains its problem.
 import type { FastifyInstance } from 'fastify'
-import type { OpenApiDocument } from './openapi-document.js'
+import type { OpenApiDocument } from '../contract/openapi-document.js'
 import { sendProblem } from './problems.js'
 
 /** One entry of the contract's `x-problem-types`. */

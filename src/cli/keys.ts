@@ -1,5 +1,5 @@
-// Process entry of the key CLI (npm run keys); the work is in keys-cli.ts.
-import { runKeys } from './keys-cli.js'
+// Process entry of the key CLI (npm run keys); the work is in key-commands.ts.
+import { runKeys } from './key-commands.js'
 
 process.exitCode = await runKeys(process.argv.slice(2), process.env, {
   out: line => process.stdout.write(line + '\n'),

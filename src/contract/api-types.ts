@@ -1,6 +1,6 @@
 // Types derived from the contract (generated/openapi.d.ts): record shapes and the typed handler map.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { components, operations, webhooks } from '../generated/openapi.js'
+import type { components, operations, webhooks } from '../../generated/openapi.js'
 
 /** The operations a client calls; the contract's webhooks are requests this service sends, never routes. */
 type WebhookOperation = webhooks[keyof webhooks]['post']

@@ -8,7 +8,7 @@ import {
   SimpleSpanProcessor, TraceIdRatioBasedSampler, type Sampler
 } from '@opentelemetry/sdk-trace-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
-import type { TracingConfig } from './config.js'
+import type { TracingConfig } from '../config.js'
 
 export interface Tracing {
   /** For buildApp's `tracerProvider`. */
@@ -27,7 +27,7 @@ export interface Tracing {
 const exportGrace = 2_000
 
 // package.json is one level above src/ and dist/ alike.
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 
 function sampler ({ sampler: name, samplerRatio }: TracingConfig): Sampler {
   const root = name.endsWith('always_on') ? new AlwaysOnSampler() : name.endsWith('always_off') ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(samplerRatio)

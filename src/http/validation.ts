@@ -2,7 +2,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
-import { isIsbn } from './isbn.js'
+import { isIsbn } from '../domain/isbn.js'
 
 const common: Options = {
   allErrors: true, // report every problem at once; schemas bound every string and array

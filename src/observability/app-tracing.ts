@@ -4,8 +4,8 @@ import { context, propagation, type TracerProvider } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
-import { tracedRepositories } from './storage/traced.js'
-import type { Repositories } from './storage/types.js'
+import { tracedRepositories } from '../storage/traced.js'
+import type { Repositories } from '../storage/types.js'
 
 export interface AppTracing {
   /** Registered first, so that the request's span is current in every hook, the handler and storage. */

@@ -1,5 +1,5 @@
 // Request bodies as I-JSON (RFC 7493) asks: JSON whose strings are Unicode text and whose objects name each member once.
-import type { ProblemError } from './api-types.js'
+import type { ProblemError } from '../contract/api-types.js'
 import { ValidationError } from './errors.js'
 
 type Path = readonly (string | number)[]
