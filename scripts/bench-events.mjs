@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { commandLine } from './cli.mjs'
-import { cpuSeconds, pinLoadGenerator, startServer } from './processes.mjs'
+import { commandLine } from './bench/cli.mjs'
+import { cpuSeconds, pinLoadGenerator, startServer } from './bench/processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const usage = `usage: npm run bench:events -- [options]   (run npm run build first: it starts dist/server.js)

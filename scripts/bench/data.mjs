@@ -73,6 +73,12 @@ export function uuidAt (ms, random) {
 
 export const idSeed = 0x1d5eed
 
+// Seeded books were created 10 ms apart from this instant on (and never updated), the same in every
+// run, so that updated_since has a range to cut and a seed cache stays valid.
+export const seededFrom = Date.parse('2020-01-01T00:00:00.000Z')
+/** The creation time of the book `fraction` of the way through a collection of `count`. */
+export const seededAt = count => fraction => new Date(seededFrom + Math.floor(count * fraction) * 10).toISOString()
+
 const capital = word => word[0].toUpperCase() + word.slice(1)
 
 /** The vocabulary's word of `rank` (0 the commonest), as it appears in titles. */
