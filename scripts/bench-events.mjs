@@ -4,12 +4,15 @@ import http from 'node:http'
 import os from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { commandLine } from './bench/cli.mjs'
-import { cpuSeconds, pinLoadGenerator, startServer } from './bench/processes.mjs'
+import { commandLine, run } from './bench/cli.mjs'
+import { nextPostedIsbn } from './bench/isbn.mjs'
+import { root } from './bench/paths.mjs'
+import { benchDatabase, createBenchDatabase, defaultPostgresUrl, dropBenchDatabase, postgresUrl } from './bench/postgres.mjs'
+import { cpuSeconds, pinLoadGenerator } from './bench/processes.mjs'
+import { progressTo } from './bench/progress.mjs'
+import { apiKey, startService } from './bench/servers.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
 const usage = `usage: npm run bench:events -- [options]   (run npm run build first: it starts dist/server.js)
   --engine E           sqlite (default) or postgres
   --streams N          event streams held open at once, all with the admin key (default 100)
@@ -23,7 +26,7 @@ const { opts, badUsage, positive } = commandLine('npm run bench:events', usage, 
   streams: { type: 'string', default: '100' },
   duration: { type: 'string', default: '10' },
   rate: { type: 'string', default: '200' },
-  'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' }
+  'postgres-url': { type: 'string', default: defaultPostgresUrl }
 })
 const streamCount = Math.round(positive('streams', opts.streams))
 const duration = positive('duration', opts.duration)
@@ -31,39 +34,23 @@ const rate = positive('rate', opts.rate)
 if (!['sqlite', 'postgres'].includes(opts.engine)) badUsage(`--engine must be sqlite or postgres (got ${opts.engine})`)
 if (!existsSync(join(root, 'dist/server.js'))) badUsage('dist/server.js is missing: run npm run build first')
 
-const apiKey = 'bench-admin-key-0123456789abcdefghijklmnopqrstuvwxyz'
-const progress = message => process.stderr.write(`bench-events: ${message}\n`)
+const { progress } = progressTo('bench-events')
 const now = () => performance.timeOrigin + performance.now()
-
-// --- the service (started as scripts/bench.mjs starts it; that script exports nothing) ------------
 
 // --- PostgreSQL -----------------------------------------------------------------------------
 
-const database = `bsa_bench_${process.pid}`
-const postgresUrl = name => {
-  const url = new URL(opts['postgres-url'])
-  url.pathname = `/${name}`
-  return url.toString()
-}
-async function onMaintenance (sql) {
-  const client = new pg.Client({ connectionString: opts['postgres-url'], connectionTimeoutMillis: 5000 })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
+// Only a PostgreSQL run reads --postgres-url.
+const databaseUrl = opts.engine === 'postgres' ? postgresUrl(opts['postgres-url'], benchDatabase) : undefined
 
 /** Samples, every 100 ms until stopped, the write transactions open in other databases of the cluster. */
 function watchOtherTransactions () {
-  const client = new pg.Client({ connectionString: postgresUrl(database) })
+  const client = new pg.Client({ connectionString: databaseUrl })
   const seen = { samples: 0, busy: 0, oldestMs: 0, stopped: false }
   const running = (async () => {
     await client.connect()
     while (!seen.stopped) {
       const { rows: [row] } = await client.query(`SELECT count(*)::int AS open, coalesce(max(extract(epoch FROM clock_timestamp() - xact_start) * 1000), 0)::float8 AS oldest
-        FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM $1`, [database])
+        FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM $1`, [benchDatabase])
       seen.samples++
       if (row.open > 0) seen.busy++
       seen.oldestMs = Math.max(seen.oldestMs, row.oldest)
@@ -126,14 +113,8 @@ function openStream (port, index) {
 
 // --- writes ---------------------------------------------------------------------------------
 
-function isbn13 (first12) {
-  let sum = 0
-  for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3)
-  return first12 + ((10 - (sum % 10)) % 10)
-}
-
-// Every write of the run gets the next ISBN (979 prefix), so none is refused as a duplicate.
-let posted = 0
+// Numbers the written books' titles across the warm-up and the measured window.
+let written = 0
 
 /** POST /books at `rate` per second for `seconds`, open-loop (each send on its tick, answered or not); resolves to the created ids. */
 async function write (port, seconds) {
@@ -142,7 +123,7 @@ async function write (port, seconds) {
   let failed = 0
   const inFlight = new Set()
   const post = n => new Promise(resolve => {
-    const body = JSON.stringify({ title: `Streamed book ${n}`, author: 'Bench Author', isbn: isbn13('979' + String(n).padStart(9, '0')), published_year: 2001 })
+    const body = JSON.stringify({ title: `Streamed book ${n}`, author: 'Bench Author', isbn: nextPostedIsbn(), published_year: 2001 })
     const req = http.request({
       host: '127.0.0.1',
       port,
@@ -170,7 +151,7 @@ async function write (port, seconds) {
     const due = Math.min(total, Math.floor((now() - started) / 1000 * rate) + 1)
     while (sent < due) {
       sent++
-      const p = post(posted++)
+      const p = post(written++)
       inFlight.add(p)
       p.then(() => inFlight.delete(p))
     }
@@ -194,20 +175,13 @@ async function main () {
   const dir = mkdtempSync(join(os.tmpdir(), 'books-bench-events-'))
   let service
   try {
-    if (opts.engine === 'postgres') await onMaintenance(`CREATE DATABASE ${database}`)
-    service = await startServer({
+    if (opts.engine === 'postgres') await createBenchDatabase(opts['postgres-url'])
+    service = await startService({
       name: 'the service',
-      script: join(root, 'dist/server.js'),
-      check: '/books?limit=1',
-      apiKey,
-      env: {
-        ...(opts.engine === 'sqlite' ? { DATABASE_PATH: join(dir, 'books.sqlite') } : { DATABASE_URL: postgresUrl(database) }),
-        LOG_LEVEL: 'info',
-        ADMIN_API_KEY: apiKey,
-        RATE_LIMIT: '999999999/60',
-        OPS_PORT: '0',
-        EVENT_STREAMS_PER_KEY: String(streamCount)
-      }
+      engine: opts.engine,
+      sqlitePath: join(dir, 'books.sqlite'),
+      databaseUrl,
+      env: { EVENT_STREAMS_PER_KEY: String(streamCount) }
     })
     progress(`opening ${streamCount} streams (${opts.engine})`)
     const streams = await Promise.all(Array.from({ length: streamCount }, (_, i) => openStream(service.port, i)))
@@ -257,11 +231,8 @@ async function main () {
   } finally {
     await service?.stop()
     rmSync(dir, { recursive: true, force: true })
-    if (opts.engine === 'postgres') await onMaintenance(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(error => progress(`could not drop ${database}: ${error.message}`))
+    if (opts.engine === 'postgres') await dropBenchDatabase(opts['postgres-url']).catch(error => progress(`could not drop ${benchDatabase}: ${error.message}`))
   }
 }
 
-main().catch(error => {
-  console.error(`bench-events: ${error.stack ?? error}`)
-  process.exit(1)
-})
+run('bench-events', main)
