@@ -1,6 +1,6 @@
-// `npm run bench`: drives the built service and a bare node:http ceiling through the same scenarios,
-// in one run on one machine, and reports each figure beside the ceiling's (see BENCHMARKS.md).
-// The parts are in scripts/bench/: options, seeding, servers, scenarios, measuring, tables and report.
+// `npm run bench`: the built service and a bare node:http ceiling through the same scenarios, each figure beside the ceiling's (see BENCHMARKS.md).
+// Both are driven in one run on one machine; this entry composes the parts in scripts/bench/ (options,
+// seeding, servers, scenarios, measuring, tables and report).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'

@@ -1,5 +1,5 @@
-// The benchmark's seeded catalogue: realistic enough for lists, filters, sorts and search to do the work
-// they would do on a real one, and the same on every run (a fixed seed), so runs can be compared.
+// The benchmark's seeded catalogue, generated from a fixed seed: the same records on every run, so runs can be compared.
+// Realistic enough for lists, filters, sorts and search to do the work they would do on a real one:
 //
 // - Titles: 1 to 6 words drawn from a Zipf-distributed vocabulary (s = 1, 50,000 words): the commonest
 //   word is in about a quarter of titles, the next few in 10–15 %, tens of thousands in a handful.

@@ -22,6 +22,7 @@ async function probe (server, scenario, target) {
   if (!res.ok) progress(`WARNING: ${server.name} answers ${res.status} to ${req.method} ${req.path}: ${(await res.text()).slice(0, 300)}`)
 }
 
+// The progress lines number the measured scenarios across the whole run.
 let step = 0
 
 /** The medians of a scenario's runs; errors and non-2xx are summed, as one failed request in any run must show. */
@@ -36,6 +37,7 @@ const summary = result =>
   `${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx` +
   (result.pgCpuUs === undefined ? '' : `; PostgreSQL ${result.pgCpuUs.toFixed(0)} + ${result.pgBackgroundUs.toFixed(0)} µs CPU/req, ${result.pgConnections} connections`)
 
+/** One server alone: warm-up, then the runs of `scenario`, reduced by aggregate(); `steps` is the run's count of them. */
 export async function measure (server, scenario, target, steps) {
   await probe(server, scenario, target)
   progress(`[${++step}/${steps}] ${server.name}: ${scenario.name} (warm-up ${settings.warmup} s, ${settings.runs} x ${settings.duration} s)`)

@@ -1,10 +1,10 @@
 // The scenarios: what each sends, drawn per request from the seeded records, to the ceiling and to each engine's service.
 import { randomInt } from 'node:crypto'
+import { int } from './format.mjs'
 import { nextPostedIsbn } from './isbn.mjs'
 import { opts } from './options.mjs'
 import { fromDist } from './paths.mjs'
 import { apiKey } from './servers.mjs'
-import { int } from './format.mjs'
 
 const pick = list => list[randomInt(list.length)]
 const bookBody = () => JSON.stringify({ title: 'A benchmark book', author: 'Bench Author', isbn: nextPostedIsbn(), published_year: 2001 })
