@@ -82,7 +82,7 @@ export interface RouteConfig {
  */
 export function routedDocument (served: OpenApiDocument): OpenApiDocument {
   const problems = deprecationProblems(served)
-  if (problems.length > 0) throw new Error(`The contract declares deprecations half-way (README.md, Versioning):\n${problems.join('\n')}`)
+  if (problems.length > 0) throw new Error(`The contract declares deprecations half-way (docs/versioning.md):\n${problems.join('\n')}`)
   const copy = structuredClone(served)
   for (const { path, operation } of operationsOf(copy)) {
     const config: RouteConfig = {}
