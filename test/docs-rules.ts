@@ -27,7 +27,8 @@ function * walk (node: Node): Generator<Node> {
   if ('children' in node) for (const child of node.children) yield * walk(child as Node)
 }
 
-const lineOf = (node: Node): number => node.position?.start.line ?? 0
+// A tree parsed from text has a position on every node.
+const lineOf = (node: Node): number => node.position!.start.line
 
 /** The code blocks of a Markdown text, each with its kind, and a problem for each block whose kind is missing or unknown. */
 export function readBlocks (markdown: string): { blocks: Block[], problems: Problem[] } {
@@ -139,6 +140,11 @@ export interface Files {
 /** Every relative link (and image) of `file` that leads to no file, or to a heading its target does not have. External links are not fetched. */
 export function linkProblems (file: string, markdown: string, files: Files): Problem[] {
   const problems: Problem[] = []
+  const anchors = new Map<string, Set<string>>()
+  const anchorsOfTarget = (target: string): Set<string> => {
+    if (!anchors.has(target)) anchors.set(target, anchorsOf(files.read(target)))
+    return anchors.get(target)!
+  }
   for (const node of walk(fromMarkdown(markdown))) {
     if (node.type !== 'link' && node.type !== 'image' && node.type !== 'definition') continue
     const url = node.url
@@ -151,7 +157,7 @@ export function linkProblems (file: string, markdown: string, files: Files): Pro
     const line = lineOf(node)
     if (target.startsWith('..') || !files.exists(target)) {
       problems.push({ line, message: `link ${url}: ${target} does not exist` })
-    } else if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(files.read(target)).has(anchor)) {
+    } else if (anchor !== undefined && target.endsWith('.md') && !anchorsOfTarget(target).has(anchor)) {
       problems.push({ line, message: `link ${url}: ${target} has no heading with the anchor #${anchor}` })
     }
   }

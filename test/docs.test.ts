@@ -100,7 +100,8 @@ class Session {
       this.exitCode = code
       this.events.emit('change')
     })
-    this.send('set -euo pipefail -o allexport')
+    // tap hands every child its coverage hooks (NODE_OPTIONS, _TAPJS_…): the commands run as a reader's would, without them.
+    this.send('unset NODE_OPTIONS $(compgen -v _TAPJS_); set -euo pipefail -o allexport')
   }
 
   send (line: string): void {
@@ -470,7 +471,7 @@ t.test('the rules of the harness (synthetic Markdown)', async t => {
   t.same([...anchorsOf('# Run on PostgreSQL\n## `npm test` & CI: phases\n# Run on PostgreSQL\n<a id="custom"></a>\n')], ['run-on-postgresql', 'npm-test--ci-phases', 'run-on-postgresql-1', 'custom'], 'GitHub\'s slugs')
   const files = new Map([
     ['README.md', '# Quick start\n[guide](docs/a.md#finding-books) [self](#quick-start) [web](https://example.org/x#y) [mail](mailto:a@b.c)\n[ref]: docs/a.md\n![img](docs/missing.png)'],
-    ['docs/a.md', '## Finding books\n[back](../README.md#nope) [up](/README.md) [dir](../docs/) [code](../src/x.ts#L1) [out](../../etc/passwd) [enc](b%20c.md?plain=1)'],
+    ['docs/a.md', '## Finding books\n[back](../README.md#nope) [again](../README.md#quick-start) [up](/README.md) [dir](../docs/) [code](../src/x.ts#L1) [out](../../etc/passwd) [enc](b%20c.md?plain=1)'],
     ['docs', ''],
     ['src/x.ts', ''],
     ['docs/b c.md', '']
@@ -501,6 +502,8 @@ t.test('the harness fails what it must (synthetic Markdown)', async t => {
     `${fence}yaml`, 'a: [', fence,
     `${fence}dotenv`, 'PORT=not-a-port', fence,
     `${fence}console`, 'x', fence,
+    `${fence}ts`, "import { createClient } from 'books-students-api-client'", "const api = createClient({ baseUrl: 'http://127.0.0.1:3000' })", "const { data } = await api.GET('/books', {})", 'console.log(data?.items.length)', fence,
+    `${fence}ts`, 'const year: number = "1965"', 'console.log(year)', fence,
     ''
   ].join('\n')
   const results = await runDoc(t, 'synthetic.md', doc, false)
@@ -520,6 +523,9 @@ t.test('the harness fails what it must (synthetic Markdown)', async t => {
   t.match(at(lineOf('```yaml'))?.problem, /not YAML/, 'a yaml block must parse')
   t.match(at(lineOf('```dotenv'))?.problem, /loadConfig refuses it: .*PORT/, 'a dotenv block must satisfy loadConfig')
   t.match(at(lineOf('```console'))?.problem, /unknown kind "console"/, 'an unknown kind fails')
+  const ts = results.filter(r => r.kind === 'ts')
+  t.equal(ts[0]?.problem, undefined, 'a ts block using the client package compiles')
+  t.match(ts[1]?.problem, new RegExp(`synthetic\\.md:${ts[1]?.line}: does not compile \\(tsc --strict\\):\\nline ${ts[1]!.line + 1}:7: error TS2322`), 'one that does not fails, with the line in the Markdown file')
 })
 
 t.test('a background block serves until the next one or the end, and must stop cleanly', async t => {
