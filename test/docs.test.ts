@@ -342,15 +342,17 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
       }
       case 'sh background': {
         const stopped = await stopRunning()
+        if (stopped !== undefined) {
+          failedAt = line
+          found(`${rel}:${line}: before this block, ${stopped}`)
+          break
+        }
         writeFileSync(file, `set -euo pipefail\n${code}\n`)
         // A subshell reports the command's pid and, when it ends, its exit code.
         session!.send(`( bash -c "$(< ${quoted(file)})" </dev/null >${quoted(out)} 2>${quoted(err)} 3>&- & echo "started ${line} $!" >&3; wait $! && s=0 || s=$?; echo "stopped ${line} $s" >&3 ) & echo "done ${line}" >&3`)
         const started = await session!.report(new RegExp(`^started ${line} (\\d+)$`), blockTimeout)
         const ended = (): boolean => session!.lines.some(l => l.startsWith(`stopped ${line} `))
-        if (stopped !== undefined) {
-          failedAt = line
-          found(`${rel}:${line}: before this block, ${stopped}`)
-        } else if (typeof started === 'string' || !await untilAnswers(ports, ended, ms => session!.changed(ms))) {
+        if (typeof started === 'string' || !await untilAnswers(ports, ended, ms => session!.changed(ms))) {
           failedAt = line
           found(failure(ended() ? 'exited before the service answered on /health/live' : `did not answer on /health/live (port ${ports.port} or ${ports.opsPort}) within ${blockTimeout / 1000} s`))
         } else {
@@ -418,8 +420,10 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
     }
   }
 
+  // After a failure the session is gone, and the process group goes with the teardown: only a clean run must stop cleanly.
+  const last = background?.line ?? 0
   const stopped = await stopRunning()
-  if (stopped !== undefined) results.push({ line: background?.line ?? 0, kind: 'stop', problem: `${rel}: at its end, ${stopped}` })
+  if (stopped !== undefined && failedAt === undefined) results.push({ line: last, kind: 'stop', problem: `${rel}: at its end, ${stopped}` })
   if (session !== undefined) {
     const exited = once(session.child, 'exit')
     session.child.stdin!.end()
@@ -442,7 +446,11 @@ function assertResults (t: Test, rel: string, results: Result[]): void {
   for (const { line, kind, problem, skip } of results.sort((a, b) => a.line - b.line)) {
     if (skip !== undefined) t.pass(`${rel}:${line}: skipped: ${skip}`, { skip })
     else if (problem === undefined) t.pass(`${rel}:${line} ${kind}`)
-    else t.fail(problem)
+    else {
+      // The first line names the place; the block and its output follow as diagnostics, where tap keeps their lines.
+      const [head, ...details] = problem.split('\n')
+      t.fail(head!, details.length === 0 ? {} : { details: details.join('\n') })
+    }
   }
 }
 
@@ -541,6 +549,13 @@ t.test('a background block serves until the next one or the end, and must stop c
   const results = await runDoc(t, 'background.md', doc, false)
   t.same(results.slice(0, 3).map(r => r.problem), [undefined, undefined, undefined], 'the service answers at the test\'s address')
   t.match(results[3]?.problem, /background\.md:10: the sh background block exited before the service answered[\s\S]*starting/, 'one that exits first fails with its output')
+  // A service that exits 3 on SIGTERM: at the file's end, and before the next background block.
+  const stubborn = `${fence}sh background\nnode -e "require('http').createServer((q, s) => s.end('ok')).listen(process.env.OPS_PORT); process.on('SIGTERM', () => process.exit(3))"\n${fence}\n`
+  const atEnd = await runDoc(t, 'stubborn.md', stubborn, false)
+  t.match(atEnd[1]?.problem, /^stubborn\.md: at its end, the sh background block of line 1 exited 3 on SIGTERM \(0 expected/, 'a service must exit 0 on SIGTERM at the end of the file')
+  const next = await runDoc(t, 'next.md', `${stubborn}${fence}sh background\nnode ${serverEntry}\n${fence}\n${fence}sh\necho unreached\n${fence}\n`, false)
+  t.match(next[1]?.problem, /^next\.md:4: before this block, the sh background block of line 1 exited 3/, 'and before the next background block, which then does not start')
+  t.match(next[2]?.kind, /not run: the block of line 4 failed/)
 })
 
 t.test('guides get the prelude: a service and an admin key', async t => {
