@@ -558,6 +558,21 @@ t.test('a background block serves until the next one or the end, and must stop c
   t.match(next[2]?.kind, /not run: the block of line 4 failed/)
 })
 
+t.test('a documented PostgreSQL database becomes one of the test\'s own', async t => {
+  t.setTimeout(240_000)
+  const fence = '```'
+  const doc = [
+    `${fence}sh background`, `DATABASE_URL=postgres://postgres@127.0.0.1:5432/books node ${serverEntry}`, fence,
+    `${fence}sh`, "psql postgres://postgres@127.0.0.1:5432/books -Atc 'SELECT current_database()'", fence,
+    `${fence}text`, `bsa_test_${process.pid}_docs…`, fence,
+    ''
+  ].join('\n')
+  const results = await runDoc(t, 'postgres.md', doc, false)
+  // Without PostgreSQL (outside CI) the file is skipped, as the other PostgreSQL tests are.
+  if (results.some(r => r.skip !== undefined)) return
+  t.same(results.map(r => r.problem), [undefined, undefined, undefined], 'the service and psql use the test\'s database')
+})
+
 t.test('guides get the prelude: a service and an admin key', async t => {
   t.setTimeout(240_000)
   const doc = '```sh\ncurl -sf "$API/books" -H "authorization: Bearer $API_KEY" | jq -r .items\n```\n```text\n[]\n```\n'
