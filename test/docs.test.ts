@@ -38,7 +38,7 @@ const serverEntry = 'dist/server.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 // A loaded 2-core CI runs three test files beside this one: generous bounds, each tied to an event.
-const blockTimeout = 60_000
+const blockTimeout = 120_000
 const stopTimeout = 30_000
 
 // Many files, each with a service and a bash session, one after the other.
@@ -232,7 +232,7 @@ let databases = 0
  */
 async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): Promise<Result[]> {
   const { blocks, problems } = readBlocks(markdown)
-  const results: Result[] = problems.map(p => ({ line: p.line, kind: 'unknown', problem: p.message }))
+  const results: Result[] = problems.map(p => ({ line: p.line, kind: 'unknown', problem: `${rel}:${p.line}: ${p.message}` }))
   const dir = mkdtempSync(join(tmpdir(), 'bsa-docs-'))
   const shells = blocks.filter(b => b.kind === 'sh' || b.kind === 'sh background')
   const ports = { port: await freePort(), opsPort: await freePort() }
@@ -299,24 +299,27 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
     return undefined
   }
 
-  if (guide && shells.length > 0) {
+  // A file still in the making (a block of no known kind) runs nothing: its commands may not be meant for a test.
+  const runs = shells.length > 0 && problems.length === 0
+  if (guide && runs) {
     service = await startService(t, env, ports)
     env.API = `http://127.0.0.1:${ports.port}`
     env.API_KEY = await createKey(env)
   }
-  if (shells.length > 0) session = new Session(env)
+  if (runs) session = new Session(env)
 
   const ci = blocks.some(b => b.kind === 'sh ci') ? ciFiles() : []
   const tsProblems = await compileTs(blocks.filter(b => b.kind === 'ts'), dir)
   // What the last run block printed: a `text` block is matched against it.
   let lastStdout: string | undefined
-  let failedAt: number | undefined
+  // Why the sh and text blocks from here on are not run: an earlier block failed, or the file is not all in known kinds.
+  let notRun = problems.length === 0 ? undefined : `the file has a block of no known kind at line ${problems[0]!.line}`
 
   for (const block of blocks) {
     const { kind, line } = block
     const found = (problem?: string): void => { results.push({ line, kind, ...(problem !== undefined && { problem }) }) }
-    if ((kind === 'sh' || kind === 'sh background' || kind === 'text') && failedAt !== undefined) {
-      results.push({ line, kind: `${kind} (not run: the block of line ${failedAt} failed)` })
+    if ((kind === 'sh' || kind === 'sh background' || kind === 'text') && notRun !== undefined) {
+      results.push({ line, kind: `${kind} (not run: ${notRun})` })
       continue
     }
     const file = join(dir, `block-${line}.sh`)
@@ -332,7 +335,7 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
         session!.send(`source ${quoted(file)} </dev/null >${quoted(out)} 2>${quoted(err)} 3>&-; echo "done ${line}" >&3`)
         const done = await session!.report(new RegExp(`^done ${line}$`), blockTimeout)
         if (typeof done === 'string') {
-          failedAt = line
+          notRun = `the block of line ${line} failed`
           found(failure(done === 'exited' ? `failed (exit code ${session!.exitCode})` : `did not finish within ${blockTimeout / 1000} s`))
         } else {
           lastStdout = readOr(out)
@@ -343,7 +346,7 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
       case 'sh background': {
         const stopped = await stopRunning()
         if (stopped !== undefined) {
-          failedAt = line
+          notRun = `the block of line ${line} failed`
           found(`${rel}:${line}: before this block, ${stopped}`)
           break
         }
@@ -353,7 +356,7 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
         const started = await session!.report(new RegExp(`^started ${line} (\\d+)$`), blockTimeout)
         const ended = (): boolean => session!.lines.some(l => l.startsWith(`stopped ${line} `))
         if (typeof started === 'string' || !await untilAnswers(ports, ended, ms => session!.changed(ms))) {
-          failedAt = line
+          notRun = `the block of line ${line} failed`
           found(failure(ended() ? 'exited before the service answered on /health/live' : `did not answer on /health/live (port ${ports.port} or ${ports.opsPort}) within ${blockTimeout / 1000} s`))
         } else {
           background = { line, pid: Number(started[1]), out, err }
@@ -423,7 +426,7 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
   // After a failure the session is gone, and the process group goes with the teardown: only a clean run must stop cleanly.
   const last = background?.line ?? 0
   const stopped = await stopRunning()
-  if (stopped !== undefined && failedAt === undefined) results.push({ line: last, kind: 'stop', problem: `${rel}: at its end, ${stopped}` })
+  if (stopped !== undefined && notRun === undefined) results.push({ line: last, kind: 'stop', problem: `${rel}: at its end, ${stopped}` })
   if (session !== undefined) {
     const exited = once(session.child, 'exit')
     session.child.stdin!.end()
@@ -509,7 +512,6 @@ t.test('the harness fails what it must (synthetic Markdown)', async t => {
     `${fence}json`, '{ nope', fence,
     `${fence}yaml`, 'a: [', fence,
     `${fence}dotenv`, 'PORT=not-a-port', fence,
-    `${fence}console`, 'x', fence,
     `${fence}ts`, "import { createClient } from 'books-students-api-client'", "const api = createClient({ baseUrl: 'http://127.0.0.1:3000' })", "const { data } = await api.GET('/books', {})", 'console.log(data?.items.length)', fence,
     `${fence}ts`, 'const year: number = "1965"', 'console.log(year)', fence,
     ''
@@ -530,7 +532,9 @@ t.test('the harness fails what it must (synthetic Markdown)', async t => {
   t.match(at(lineOf('```json'))?.problem, /not JSON/, 'a json block must parse')
   t.match(at(lineOf('```yaml'))?.problem, /not YAML/, 'a yaml block must parse')
   t.match(at(lineOf('```dotenv'))?.problem, /loadConfig refuses it: .*PORT/, 'a dotenv block must satisfy loadConfig')
-  t.match(at(lineOf('```console'))?.problem, /unknown kind "console"/, 'an unknown kind fails')
+  const unknown = await runDoc(t, 'unknown.md', `${fence}console\nx\n${fence}\n${fence}sh\necho hi\n${fence}\n`, false)
+  t.match(unknown[0]?.problem, /^unknown\.md:1: a code block of unknown kind "console"/, 'an unknown kind fails')
+  t.match(unknown[1]?.kind, /sh \(not run: the file has a block of no known kind at line 1\)/, 'and the file\'s commands are not run')
   const ts = results.filter(r => r.kind === 'ts')
   t.equal(ts[0]?.problem, undefined, 'a ts block using the client package compiles')
   t.match(ts[1]?.problem, new RegExp(`synthetic\\.md:${ts[1]?.line}: does not compile \\(tsc --strict\\):\\nline ${ts[1]!.line + 1}:7: error TS2322`), 'one that does not fails, with the line in the Markdown file')
