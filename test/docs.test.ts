@@ -132,6 +132,15 @@ class Session {
   }
 }
 
+function groupAlive (pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Whether the service answers /health/live on its ops port or its API port (OPS_PORT=public). */
 async function answers ({ port, opsPort }: Ports): Promise<boolean> {
   for (const each of [opsPort, port]) {
@@ -294,6 +303,10 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
       try { process.kill(pid, 'SIGTERM') } catch {}
       const stopped = await session!.report(new RegExp(`^stopped ${line} (\\d+)$`), stopTimeout)
       if (typeof stopped === 'string') return `the sh background block of line ${line} did not stop within ${stopTimeout / 1000} s of SIGTERM`
+      if (groupAlive(pid)) {
+        try { process.kill(-pid, 'SIGKILL') } catch {}
+        return `the sh background block of line ${line} exited on SIGTERM but left processes of its group running`
+      }
       if (stopped[1] !== '0') return `the sh background block of line ${line} exited ${stopped[1]} on SIGTERM (0 expected; write it as one command, which bash runs in its place)\n--- its stdout\n${tail(readOr(out))}\n--- its stderr\n${tail(readOr(err))}`
     }
     return undefined
@@ -351,8 +364,9 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
           break
         }
         writeFileSync(file, `set -euo pipefail\n${code}\n`)
-        // A subshell reports the command's pid and, when it ends, its exit code.
-        session!.send(`( bash -c "$(< ${quoted(file)})" </dev/null >${quoted(out)} 2>${quoted(err)} 3>&- & echo "started ${line} $!" >&3; wait $! && s=0 || s=$?; echo "stopped ${line} $s" >&3 ) & echo "done ${line}" >&3`)
+        // A subshell reports the command's pid and, when it ends, its exit code; the command leads a process group of
+        // its own (setsid execs in place: the subshell's child leads no group), so that what it leaves behind is seen.
+        session!.send(`( setsid bash -c "$(< ${quoted(file)})" </dev/null >${quoted(out)} 2>${quoted(err)} 3>&- & echo "started ${line} $!" >&3; wait $! && s=0 || s=$?; echo "stopped ${line} $s" >&3 ) & echo "done ${line}" >&3`)
         const started = await session!.report(new RegExp(`^started ${line} (\\d+)$`), blockTimeout)
         const ended = (): boolean => session!.lines.some(l => l.startsWith(`stopped ${line} `))
         if (typeof started === 'string' || !await untilAnswers(ports, ended, ms => session!.changed(ms))) {
@@ -360,6 +374,8 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
           found(failure(ended() ? 'exited before the service answered on /health/live' : `did not answer on /health/live (port ${ports.port} or ${ports.opsPort}) within ${blockTimeout / 1000} s`))
         } else {
           background = { line, pid: Number(started[1]), out, err }
+          const group = background.pid
+          t.teardown(() => { try { process.kill(-group, 'SIGKILL') } catch {} })
           lastStdout = readOr(out)
           found()
         }
@@ -560,6 +576,9 @@ t.test('a background block serves until the next one or the end, and must stop c
   const next = await runDoc(t, 'next.md', `${stubborn}${fence}sh background\nnode ${serverEntry}\n${fence}\n${fence}sh\necho unreached\n${fence}\n`, false)
   t.match(next[1]?.problem, /^next\.md:4: before this block, the sh background block of line 1 exited 3/, 'and before the next background block, which then does not start')
   t.match(next[2]?.kind, /not run: the block of line 4 failed/)
+  const leaving = `${fence}sh background\nsleep 300 & exec node -e "require('http').createServer((q, s) => s.end('ok')).listen(process.env.OPS_PORT); process.on('SIGTERM', () => process.exit(0))"\n${fence}\n`
+  const left = await runDoc(t, 'leaving.md', leaving, false)
+  t.match(left[1]?.problem, /^leaving\.md: at its end, the sh background block of line 1 exited on SIGTERM but left processes of its group running/, 'and leave no process of its group behind')
 })
 
 t.test('a documented PostgreSQL database becomes one of the test\'s own', async t => {
