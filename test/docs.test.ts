@@ -445,7 +445,9 @@ async function runDoc (t: Test, rel: string, markdown: string, guide: boolean): 
   if (stopped !== undefined && notRun === undefined) results.push({ line: last, kind: 'stop', problem: `${rel}: at its end, ${stopped}` })
   if (session !== undefined) {
     const exited = once(session.child, 'exit')
-    session.child.stdin!.end()
+    // A session whose block failed may still be inside it (a block that timed out): it ends now, whole.
+    if (notRun === undefined) session.child.stdin!.end()
+    else session.kill()
     if (session.exitCode === undefined) await exited
   }
   return results
