@@ -11,7 +11,10 @@
 // - PostgreSQL: each database named in a postgres:// URL of a file's sh blocks is replaced, in URLs and in createdb,
 //   dropdb, CREATE/DROP DATABASE, by one of the test's own (bsa_test_<pid>_docs<n>: test/postgres.ts drops those of
 //   crashed runs), created empty unless the file creates it itself, dropped afterwards. No other database is touched.
-//   Redis is used as documented (rate-limit keys carry their own prefix).
+//   Redis URLs are left as documented (CI runs Redis on 127.0.0.1:6379); a guide's counters there live a window long.
+// - A file with a block of no known kind runs none of its commands (a README still in the making could say npm install).
+// - Each sh block has 120 s; a `sh background` block runs as its own process group and must answer /health/live (ops
+//   port or API port) within 120 s, and exit 0 on SIGTERM leaving no process of its group behind.
 // - ts blocks are compiled (tsc --strict, the client package from client/src), not run: running them would need the
 //   client package built and a TypeScript loader per block, seconds each on a loaded CI, for what the sh blocks already
 //   check against the service with curl; what drifts in a snippet is its types (operations, fields, options).
