@@ -29,14 +29,14 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 // The paths of the service's modules that this test names, each on one line: they move with src/'s reorganisation.
-import { allScopes } from '../src/api-key-types.js'
+import { allScopes } from '../src/access/api-key-types.js'
 import { loadConfig } from '../src/config.js'
 import { spec, validatorAt } from './contract.js'
 import { anchorsOf, type Block, createsDatabase, linkProblems, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'
 import { serverUrl } from './postgres.js'
 import { freePort, needService } from './services.js'
 
-const keysEntry = 'dist/keys.js'
+const keysEntry = 'dist/cli/keys.js'
 const serverEntry = 'dist/server.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
