@@ -2,5 +2,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', '.dist-build-*/**', '.dist-old-*/**', 'client/dist/**', 'generated/**', 'coverage/**', '.tap/**', 'prof/**', 'artifacts/**'] })
+  ...neostandard({ ts: true, ignores: ['dist/**', '.dist-build-*/**', '.dist-old-*/**', 'client/dist/**', 'client/.dist-build-*/**', 'client/.dist-old-*/**', 'generated/**', 'coverage/**', '.tap/**', 'prof/**', 'artifacts/**'] })
 ]

@@ -1,6 +1,8 @@
-// Builds dist/ only when its sources changed, one build at a time per checkout, and swaps it in whole.
-// `npm start`, `npm run keys` and `npm run backup` run it first (a fresh dist/ costs some 50 ms, where
-// tsc took 6–11 s); `npm run build` (npm install's prepare, npm test's pretest) passes --force.
+// Builds dist/ (or, with --client, the client package's client/dist) only when its sources changed, one
+// build at a time per checkout, and swaps it in whole. `npm start`, `npm run keys` and `npm run backup` run
+// it first (a fresh dist/ costs some 50 ms, where tsc took 6–11 s); `npm run build` (npm install's prepare,
+// npm test's pretest) passes --force. The client's `npm pack` runs it with --client: two packs at once (a
+// test and a guide's commands) then share one build instead of one deleting what the other packs.
 //
 // - Fresh: a fingerprint of the sources (contents of src/ and generated/, openapi.yaml, tsconfig*.json,
 //   package.json, package-lock.json and the TypeScript version) is stored in dist/ with the build; the
@@ -13,19 +15,33 @@
 //   once), each still swaps in a complete one.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const dist = join(root, 'dist')
-const stamp = join(dist, '.build-fingerprint')
-const lock = join(root, '.dist.lock')
-const inputs = ['src', 'generated', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const force = process.argv.includes('--force')
+const targets = {
+  service: {
+    folder: '',
+    inputs: ['src', 'generated', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
+    tsconfig: 'tsconfig.build.json'
+  },
+  // The package's types import ./openapi.js, the contract's generated types, copied in beside them.
+  client: {
+    folder: 'client',
+    inputs: ['client/src', 'client/tsconfig.json', 'client/package.json', 'generated/openapi.d.ts', 'tsconfig.json', 'package-lock.json'],
+    tsconfig: 'client/tsconfig.json',
+    extra: output => copyFileSync(join(root, 'generated/openapi.d.ts'), join(output, 'openapi.d.ts'))
+  }
+}
+const target = targets[process.argv.includes('--client') ? 'client' : 'service']
+const dist = join(root, target.folder, 'dist')
+const stamp = join(dist, '.build-fingerprint')
+const lock = join(root, target.folder, '.dist.lock')
 
 function files (path) {
   if (!existsSync(path)) return []
@@ -35,7 +51,7 @@ function files (path) {
 
 function fingerprint () {
   const hash = createHash('sha256').update(`typescript ${JSON.parse(readFileSync(join(tsc, '../../package.json'), 'utf8')).version}\0`)
-  for (const file of inputs.flatMap(input => files(join(root, input)))) {
+  for (const file of target.inputs.flatMap(input => files(join(root, input)))) {
     hash.update(`${relative(root, file)}\0`).update(readFileSync(file)).update('\0')
   }
   return hash.digest('hex')
@@ -78,7 +94,7 @@ async function acquire () {
       } catch {}
       continue
     }
-    if (!waited) console.error('books-students-api: waiting for another build of dist/ in this checkout')
+    if (!waited) console.error(`books-students-api: waiting for another build of ${relative(root, dist)}/ in this checkout`)
     await sleep(200)
   }
 }
@@ -93,18 +109,20 @@ function lockAge () {
 
 function build (print) {
   // What builds killed midway left behind.
-  for (const entry of readdirSync(root)) {
+  const parent = join(root, target.folder)
+  for (const entry of readdirSync(parent)) {
     const pid = /^\.dist-(?:build|old)-(\d+)$/.exec(entry)?.[1]
-    if (pid !== undefined && !alive(Number(pid))) rmSync(join(root, entry), { recursive: true, force: true })
+    if (pid !== undefined && !alive(Number(pid))) rmSync(join(parent, entry), { recursive: true, force: true })
   }
-  const output = join(root, `.dist-build-${process.pid}`)
-  const old = join(root, `.dist-old-${process.pid}`)
-  console.error('books-students-api: building dist/ (tsc -p tsconfig.build.json)')
-  const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', output], { cwd: root, stdio: 'inherit' })
+  const output = join(parent, `.dist-build-${process.pid}`)
+  const old = join(parent, `.dist-old-${process.pid}`)
+  console.error(`books-students-api: building ${relative(root, dist)}/ (tsc -p ${target.tsconfig})`)
+  const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, target.tsconfig), '--outDir', output], { cwd: root, stdio: 'inherit' })
   if (status !== 0) {
     rmSync(output, { recursive: true, force: true })
     return status ?? 1
   }
+  target.extra?.(output)
   writeFileSync(join(output, '.build-fingerprint'), print)
   try {
     renameSync(dist, old)
