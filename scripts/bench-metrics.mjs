@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const { buildApp } = await import(`${root}dist/app.js`)
-const { loadConfig } = await import(`${root}dist/config.js`)
+const { loadConfig } = await import(`${root}dist/config/index.js`)
 
 // A real request and reply of each kind, kept from the app's own onResponse, then replayed through
 // the metrics' hooks: the HTTP benchmark's noise (other processes, the load generator) is left out.

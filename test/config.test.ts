@@ -1,6 +1,6 @@
 // Configuration: defaults, environment, overrides, and one-line errors naming the bad variable.
 import t from 'tap'
-import { ConfigError, defaults, loadConfig } from '../src/config.js'
+import { ConfigError, defaults, loadConfig } from '../src/config/index.js'
 
 t.test('loadConfig uses the defaults for an empty environment', async t => {
   t.same(loadConfig({}), defaults)
