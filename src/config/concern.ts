@@ -17,18 +17,24 @@ export interface Variable<T> {
 export type Variables = Readonly<Record<string, Variable<unknown>>>
 export type Values<V extends Variables> = { -readonly [K in keyof V]: V[K] extends Variable<infer T> ? T : never }
 
-export interface Concern<V extends Variables, Part> {
+interface Declared<V extends Variables, Part> {
   /** The heading of its table in the reference, and the line under it. */
-  readonly title: string
-  readonly about: string
-  readonly variables: V
+  title: string
+  about: string
+  variables: V
   /**
-   * Its part of Config. Each value is read when first used, so that a variable which does not matter
-   * (tracing's, when tracing is off) is never refused; `env` is for a reader that needs context.
+   * Its part of Config from the values (by default the values themselves). Each value is read when
+   * first used, so that a variable which does not matter (tracing's, when tracing is off) is never
+   * refused; `env` is for a reader that needs context.
    */
-  readonly settle: (values: Values<V>, env: Env) => Part
-  /** Refuses what no single variable makes wrong; run after the overrides. */
-  readonly check: (part: Part) => void
+  settle?: (values: Values<V>, env: Env) => Part
+  /** Refuses what no single variable makes wrong; run on the whole configuration, after the overrides. */
+  check?: (part: Part) => void
+}
+
+export interface Concern<V extends Variables, Part> extends Readonly<Required<Omit<Declared<V, Part>, 'settle'>>> {
+  /** The concern's part of Config from `env`. */
+  readonly load: (env: Env) => Part
 }
 
 /** The variable's value from `env`, or from its default; `reader` replaces the declared one where a message needs context. */
@@ -37,27 +43,15 @@ export function read<T> (variable: Variable<T>, env: Env, reader: Reader<T> = va
   return reader.read(raw === undefined || raw === '' ? variable.default : raw, variable.name)
 }
 
-interface Declared<V extends Variables, Part> {
-  title: string
-  about: string
-  variables: V
-  settle?: (values: Values<V>, env: Env) => Part
-  check?: (part: Part) => void
-}
-
 export function concern<V extends Variables> (declared: Declared<V, Values<V>>): Concern<V, Values<V>>
-export function concern<V extends Variables, Part> (declared: Declared<V, Part> & Pick<Concern<V, Part>, 'settle'>): Concern<V, Part>
-export function concern<V extends Variables, Part> (declared: Declared<V, Part>): Concern<V, Part> {
-  // Without a settle, the part is the values as they are.
-  const settle = declared.settle ?? ((values: Values<V>) => ({ ...values }) as Part)
-  return { check: () => {}, ...declared, settle }
-}
-
-/** The concern's part of Config from `env`. */
-export function settle<V extends Variables, Part> (concern: Concern<V, Part>, env: Env): Part {
-  const values = {} as Values<V>
-  for (const [key, variable] of Object.entries(concern.variables)) {
-    Object.defineProperty(values, key, { enumerable: true, get: () => read(variable, env) })
+export function concern<V extends Variables, Part> (declared: Declared<V, Part> & Required<Pick<Declared<V, Part>, 'settle'>>): Concern<V, Part>
+export function concern<V extends Variables, Part> ({ settle = values => ({ ...values }) as Part, check = () => {}, ...declared }: Declared<V, Part>): Concern<V, Part> {
+  function load (env: Env): Part {
+    const values = {} as Values<V>
+    for (const [key, variable] of Object.entries(declared.variables)) {
+      Object.defineProperty(values, key, { enumerable: true, get: () => read(variable, env) })
+    }
+    return settle(values, env)
   }
-  return concern.settle(values, env)
+  return { ...declared, check, load }
 }

@@ -1,6 +1,6 @@
 // The service's configuration: one typed value, read from the environment and validated once at start, declared by concern beside this file.
 import { access } from './access.js'
-import { type Env, settle } from './concern.js'
+import type { Env } from './concern.js'
 import { events } from './events.js'
 import { ops } from './ops.js'
 import { server } from './server.js'
@@ -16,7 +16,7 @@ export type { Env }
 /** Every concern's settings, in the order of the reference (docs/configuration.md). */
 export const concerns = [server, storage, access, ops, events, tracing] as const
 
-type Part<C> = C extends { settle: (...args: never[]) => infer P } ? P : never
+type Part<C> = C extends { load: (env: Env) => infer P } ? P : never
 type Flat<T> = { [K in keyof T]: T[K] }
 
 /** The configuration: each concern's part, as its declarations make it. */
@@ -28,12 +28,12 @@ export type Config = Flat<Part<typeof server> & Part<typeof storage> & Part<type
  */
 export function loadConfig (env: Env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
-    ...settle(server, env),
-    ...settle(storage, env),
-    ...settle(access, env),
-    ...settle(ops, env),
-    ...settle(events, env),
-    ...settle(tracing, env),
+    ...server.load(env),
+    ...storage.load(env),
+    ...access.load(env),
+    ...ops.load(env),
+    ...events.load(env),
+    ...tracing.load(env),
     ...overrides
   }
   for (const concern of concerns) concern.check(config)

@@ -18,7 +18,7 @@ export function maskPassword (url: string): string {
   return url.replace(/^([a-z][\w+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
 }
 
-// Surrounding spaces are refused rather than trimmed: a quoted `HOST=" x"` is more likely a mistake than a wish.
+// Surrounding spaces are refused rather than trimmed: a stray space from a paste or a quote is more likely a mistake than a wish.
 export function trimmed (raw: string, name: string): string {
   if (raw.trim() !== raw) throw new ConfigError(`${name} must not start or end with spaces (got ${shown(raw)})`)
   return raw
@@ -32,6 +32,7 @@ export function optional<T> (reader: Reader<T>): Reader<T | null> {
   return { accepts: reader.accepts, read: (raw, name) => raw === '' ? null : reader.read(raw, name) }
 }
 
+/** A whole number from `min` to `max`; surrounding spaces pass, as they always have for numbers. */
 export function integer (min: number, max: number): Reader<number> {
   return {
     accepts: `${min} to ${max}`,

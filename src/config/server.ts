@@ -20,7 +20,7 @@ export const server = concern({
   variables: {
     port: { name: 'PORT', default: '3000', reader: integer(0, 65535), meaning: 'TCP port to listen on; `0` picks a free one' },
     // Loopback by default, so that nothing is exposed by accident.
-    host: { name: 'HOST', default: '127.0.0.1', reader: text('an interface address'), meaning: 'interface to bind; `0.0.0.0` to expose the service' },
+    host: { name: 'HOST', default: '127.0.0.1', reader: text('an address or host name'), meaning: 'interface to bind; `0.0.0.0` to expose the service' },
     publicUrl: { name: 'PUBLIC_URL', default: '', reader: optional(publicUrl), meaning: 'the URL clients reach the service at (e.g. `https://api.example.org` behind a proxy): the served document (`/docs/json`) names it as its first server, which generated clients take as their base URL and Swagger UI sends "Try it out" to; unset, the address the service listens on (`http://<HOST>:<PORT>`, `localhost` for `0.0.0.0`)' },
     bodyLimit: { name: 'BODY_LIMIT', default: '65536', reader: integer(1024, 16 * 1024 * 1024), meaning: 'largest request body in bytes' },
     headersTimeout: { name: 'HEADERS_TIMEOUT', default: '10000', reader: integer(100, 600_000), meaning: 'ms a client has to send its request headers (then 408 and disconnect); at most `REQUEST_TIMEOUT`' },

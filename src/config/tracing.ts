@@ -39,7 +39,7 @@ const exporters: Reader<Exporter[]> = {
     })
 }
 
-// The specification's booleans are case-insensitive; the message shows the value as read.
+// The specification's booleans are case-insensitive; the message shows the value lowercased, as compared.
 const disabled: Reader<boolean> = {
   accepts: '`true` or `false`, any case',
   read (raw, name) {
