@@ -267,3 +267,14 @@ t.test('loadConfig reads the webhook settings and refuses unusable ones', async 
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
 })
+
+t.test('a secret with surrounding spaces is refused without showing it, and a URL\'s password stays masked', async t => {
+  const cases: [Record<string, string>, string][] = [
+    [{ ADMIN_API_KEY: `${'k'.repeat(40)}\n` }, 'ADMIN_API_KEY must not start or end with spaces (value not shown)'],
+    [{ METRICS_TOKEN: ` ${'t'.repeat(20)}` }, 'METRICS_TOKEN must not start or end with spaces (value not shown)'],
+    [{ DATABASE_URL: 'postgres://app:s3cret@db/books ' }, 'DATABASE_URL must not start or end with spaces (got "postgres://app:***@db/books ")'],
+    [{ REDIS_URL: ' redis://:s3cret@cache' }, 'REDIS_URL must not start or end with spaces (got " redis://:***@cache")'],
+    [{ REDIS_KEY_PREFIX: ' rl:' }, 'REDIS_KEY_PREFIX must not start or end with spaces (got " rl:")']
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})

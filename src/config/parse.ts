@@ -15,12 +15,17 @@ const shown = (raw: string) => JSON.stringify(raw)
 
 /** The URL with its password replaced, for messages and logs. */
 export function maskPassword (url: string): string {
-  return url.replace(/^([a-z][\w+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
+  // Leading spaces too: a value refused for them is shown, masked, in the message.
+  return url.replace(/^(\s*[a-z][\w+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
 }
 
-// Surrounding spaces are refused rather than trimmed: a stray space from a paste or a quote is more likely a mistake than a wish.
-export function trimmed (raw: string, name: string): string {
-  if (raw.trim() !== raw) throw new ConfigError(`${name} must not start or end with spaces (got ${shown(raw)})`)
+/**
+ * Surrounding spaces are refused rather than trimmed: a stray space from a paste or a quote is more
+ * likely a mistake than a wish. `got` shows the value in the message; a secret's, or a password in a
+ * URL, must not reach the log with it.
+ */
+export function trimmed (raw: string, name: string, got = `got ${shown(raw)}`): string {
+  if (raw.trim() !== raw) throw new ConfigError(`${name} must not start or end with spaces (${got})`)
   return raw
 }
 
@@ -74,9 +79,8 @@ export function token (min: number, max: number, { secret }: { secret: boolean }
   return {
     accepts: `${min} to ${max} printable characters, no spaces`,
     read (raw, name) {
-      if (!pattern.test(trimmed(raw, name))) {
-        throw new ConfigError(`${name} must be ${min} to ${max} printable characters without spaces (${secret ? 'value not shown' : `got ${shown(raw)}`})`)
-      }
+      const got = secret ? 'value not shown' : `got ${shown(raw)}`
+      if (!pattern.test(trimmed(raw, name, got))) throw new ConfigError(`${name} must be ${min} to ${max} printable characters without spaces (${got})`)
       return raw
     }
   }
@@ -101,7 +105,8 @@ export function url (valid: (raw: string) => boolean, accepts: string, must: str
   return {
     accepts,
     read (raw, name) {
-      if (!valid(trimmed(raw, name))) throw new ConfigError(`${name} must be ${must} (got ${shown(maskPassword(raw))})`)
+      const got = `got ${shown(maskPassword(raw))}`
+      if (!valid(trimmed(raw, name, got))) throw new ConfigError(`${name} must be ${must} (${got})`)
       return raw
     }
   }

@@ -9,13 +9,14 @@ type Database = { engine: 'postgres', url: string } | { engine: 'sqlite', path: 
 const databaseUrl: Reader<Database> = {
   accepts: '`postgres://user:password@host:5432/db`, or a file path (or `file:path`)',
   read (raw, name) {
-    if (/^postgres(ql)?:\/\//.test(trimmed(raw, name))) {
+    const got = `got ${JSON.stringify(maskPassword(raw))}`
+    if (/^postgres(ql)?:\/\//.test(trimmed(raw, name, got))) {
       // pg parses the URL itself; this only refuses one it would misread, naming the variable.
-      if (!URL.canParse(raw)) throw new ConfigError(`${name} is not a valid URL (got ${JSON.stringify(maskPassword(raw))})`)
+      if (!URL.canParse(raw)) throw new ConfigError(`${name} is not a valid URL (${got})`)
       return { engine: 'postgres', url: raw }
     }
     if (/^[a-z][\w+.-]*:\/\//i.test(raw)) {
-      throw new ConfigError(`${name} must be a postgres:// URL or a SQLite file path (got ${JSON.stringify(maskPassword(raw))})`)
+      throw new ConfigError(`${name} must be a postgres:// URL or a SQLite file path (${got})`)
     }
     return { engine: 'sqlite', path: raw.replace(/^file:/, '') }
   }
