@@ -2,7 +2,7 @@
 import { fromDist } from './bench/paths.mjs'
 
 const { buildApp } = await fromDist('app.js')
-const { loadConfig } = await fromDist('config.js')
+const { loadConfig } = await fromDist('config/index.js')
 
 // A real request and reply of each kind, kept from the app's own onResponse, then replayed through
 // the metrics' hooks: the HTTP benchmark's noise (other processes, the load generator) is left out.

@@ -9,7 +9,7 @@ import Fastify, { errorCodes, type FastifyBaseLogger, type FastifyInstance, type
 import openapiGlue from 'fastify-openapi-glue'
 import pino from 'pino'
 import { identifyCaller, securityHandlers } from './access/auth.js'
-import type { Config } from './config.js'
+import type { Config } from './config/index.js'
 import { deadlines, guardConnections } from './http/connections.js'
 import { announceDeprecations } from './contract/deprecation.js'
 import { ApiError } from './http/errors.js'

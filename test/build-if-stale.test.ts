@@ -56,7 +56,7 @@ t.test('two builds at once while another holds the lock: both wait, then one bui
   t.equal(runs.filter(built).length, 1, 'one of them ran tsc; the other found dist/ fresh')
   const missing = sources(join(dir, 'src')).map(file => relative(join(dir, 'src'), file).replace(/\.ts$/, '.js')).filter(file => !existsSync(join(dist, file)))
   t.same(missing, [], 'every source has its module in dist/')
-  const loaded = spawnSync(process.execPath, ['-e', 'import("./dist/config.js").then(m => console.log(m.loadConfig({}).port))'], { cwd: dir, encoding: 'utf8' })
+  const loaded = spawnSync(process.execPath, ['-e', 'import("./dist/config/index.js").then(m => console.log(m.loadConfig({}).port))'], { cwd: dir, encoding: 'utf8' })
   t.equal(loaded.stdout, '3000\n', 'and dist/ loads')
   t.same(readdirSync(dir).filter(entry => entry.startsWith('.dist')), [], 'no lock or build folder is left behind')
 })

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { createClient, type ClientOptions, ProblemError, type StudentReplacement } from '../client/src/index.js'
-import { type Config, loadConfig } from '../src/config.js'
+import { type Config, loadConfig } from '../src/config/index.js'
 import { ada, adminKey, dune, eventually } from './helper.js'
 
 async function listen (t: Test, overrides: Partial<Config> = {}): Promise<string> {

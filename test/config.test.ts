@@ -1,6 +1,6 @@
 // Configuration: defaults, environment, overrides, and one-line errors naming the bad variable.
 import t from 'tap'
-import { ConfigError, defaults, loadConfig } from '../src/config.js'
+import { ConfigError, defaults, loadConfig } from '../src/config/index.js'
 
 t.test('loadConfig uses the defaults for an empty environment', async t => {
   t.same(loadConfig({}), defaults)
@@ -264,6 +264,17 @@ t.test('loadConfig reads the webhook settings and refuses unusable ones', async 
     [{ WEBHOOK_DISABLE_AFTER_HOURS: '0' }, /^WEBHOOK_DISABLE_AFTER_HOURS must be an integer from 1 to 8760/],
     [{ WEBHOOK_ENDPOINTS_MAX: '1001' }, /^WEBHOOK_ENDPOINTS_MAX must be an integer from 1 to 1000/],
     [{ WEBHOOK_POLL_MS: 'x' }, /^WEBHOOK_POLL_MS must be an integer from 0 to 600000/]
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})
+
+t.test('a secret with surrounding spaces is refused without showing it, and a URL\'s password stays masked', async t => {
+  const cases: [Record<string, string>, string][] = [
+    [{ ADMIN_API_KEY: `${'k'.repeat(40)}\n` }, 'ADMIN_API_KEY must not start or end with spaces (value not shown)'],
+    [{ METRICS_TOKEN: ` ${'t'.repeat(20)}` }, 'METRICS_TOKEN must not start or end with spaces (value not shown)'],
+    [{ DATABASE_URL: 'postgres://app:s3cret@db/books ' }, 'DATABASE_URL must not start or end with spaces (got "postgres://app:***@db/books ")'],
+    [{ REDIS_URL: ' redis://:s3cret@cache' }, 'REDIS_URL must not start or end with spaces (got " redis://:***@cache")'],
+    [{ REDIS_KEY_PREFIX: ' rl:' }, 'REDIS_KEY_PREFIX must not start or end with spaces (got " rl:")']
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
 })

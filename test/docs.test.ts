@@ -30,7 +30,7 @@ import t, { type Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 // The paths of the service's modules that this test names, each on one line: they move with src/'s reorganisation.
 import { allScopes } from '../src/access/api-key-types.js'
-import { loadConfig } from '../src/config.js'
+import { loadConfig } from '../src/config/index.js'
 import { spec, validatorAt } from './contract.js'
 import { anchorsOf, type Block, createsDatabase, linkProblems, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'
 import { serverUrl } from './postgres.js'

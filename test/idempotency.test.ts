@@ -1,6 +1,6 @@
 // Idempotent creates: a retried POST with the same Idempotency-Key replays the first response and creates nothing.
 import t, { type Test } from 'tap'
-import type { Config } from '../src/config.js'
+import type { Config } from '../src/config/index.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import type { Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/access/api-keys.js'

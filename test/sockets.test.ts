@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import type { Config } from '../src/config.js'
+import type { Config } from '../src/config/index.js'
 import { clientErrorHandler } from '../src/http/problems.js'
 import { adminKey, build, dune } from './helper.js'
 

@@ -9,7 +9,7 @@ import { diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from 
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import t, { type Test } from 'tap'
 import { createKey } from '../src/access/api-keys.js'
-import { loadConfig, type TracingConfig } from '../src/config.js'
+import { loadConfig, type TracingConfig } from '../src/config/index.js'
 import { openConfiguredRepositories } from '../src/storage/open.js'
 import type { Repositories } from '../src/storage/types.js'
 import { startTracing } from '../src/observability/tracing.js'

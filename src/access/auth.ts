@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allScopes, hashSecret, parseKey, type Scope, sameSecret } from './api-keys.js'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { ApiError, MissingScopeError } from '../http/errors.js'
 import type { RouteConfig } from '../contract/openapi-document.js'
 import type { ApiKeyRepository } from '../storage/types.js'

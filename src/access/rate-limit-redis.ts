@@ -1,7 +1,7 @@
 // Rate-limit counters in Redis, shared by every node; the node's own counters stand in while Redis is unreachable.
 import type { FastifyBaseLogger } from 'fastify'
 import { Redis } from 'ioredis'
-import { maskPassword, type RateLimit } from '../config.js'
+import { maskPassword, type RateLimit } from '../config/index.js'
 import { MemoryRateLimitStore, type RateLimitStore, type WindowCount } from './rate-limit-store.js'
 
 /**

@@ -1,5 +1,5 @@
 // Where rate-limit counters live: the interface every store meets, and the per-process one in memory.
-import type { RateLimit } from '../config.js'
+import type { RateLimit } from '../config/index.js'
 
 /** A partition's fixed window after one more request. */
 export interface WindowCount {

@@ -1,6 +1,6 @@
 // Fixed-window rate limiting per API key (per client address when anonymous), with the draft-11 RateLimit fields.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { sendProblem } from '../http/problems.js'
 import { RedisRateLimitStore } from './rate-limit-redis.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js'

@@ -1,7 +1,7 @@
 // `npm run backup -- <file>`: a consistent copy of the live database through SQLite's online backup API.
 import { existsSync } from 'node:fs'
 import { type Io, parseCommandLine, UsageError } from './args.js'
-import { type ConfigError, defaults, loadConfig, maskPassword } from '../config.js'
+import { type ConfigError, defaults, loadConfig, maskPassword } from '../config/index.js'
 import { backupDatabase, NoDatabaseError } from '../storage/sqlite/database.js'
 
 const usage = `Usage: npm run backup -- <file>

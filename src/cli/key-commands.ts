@@ -1,7 +1,7 @@
 // `npm run keys -- create|list|revoke`: manages API keys in the service's database, where only their hashes live.
 import { allScopes, createKey, isScope, type Scope } from '../access/api-keys.js'
 import { type Io, parseCommandLine, UsageError } from './args.js'
-import { type ConfigError, defaults, loadConfig } from '../config.js'
+import { type ConfigError, defaults, loadConfig } from '../config/index.js'
 import { NoDatabaseError } from '../storage/sqlite/database.js'
 import { openConfiguredRepositories } from '../storage/open.js'
 import type { Repositories } from '../storage/types.js'

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { deprecationProblems, type RouteDeprecation, routeDeprecation } from './deprecation.js'
 import type { OpenApiDocument, Operation, SecurityRequirement } from './openapi-document-types.js'
 

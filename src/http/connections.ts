@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { finished } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 
 export type ConnectionLimits = Pick<Config, 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout'>
 

@@ -8,7 +8,7 @@ import {
   SimpleSpanProcessor, TraceIdRatioBasedSampler, type Sampler
 } from '@opentelemetry/sdk-trace-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
-import type { TracingConfig } from '../config.js'
+import type { TracingConfig } from '../config/index.js'
 
 export interface Tracing {
   /** For buildApp's `tracerProvider`. */

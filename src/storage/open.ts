@@ -1,5 +1,5 @@
 // Opens the configured storage engine; the one place that knows which engines exist.
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { openPostgresRepositories } from './postgres/index.js'
 import type { DatabaseOptions } from './sqlite/database.js'
 import { openSqliteRepositories } from './sqlite/index.js'

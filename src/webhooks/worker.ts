@@ -1,6 +1,6 @@
 // The webhook delivery worker: queues new feed events per endpoint, then makes the due attempts, signed and retried.
 import { setMaxListeners } from 'node:events'
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import { eventJson } from '../storage/events.js'
 import type { ClaimedDelivery, Repositories, StoredWebhookEndpoint, WebhookDisabledReason } from '../storage/types.js'
 import type { AddressPolicy } from './address-policy.js'

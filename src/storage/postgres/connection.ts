@@ -1,6 +1,6 @@
 // Connections to PostgreSQL: their settings, and a few long-lived pipelined clients shared by every request.
 import pg from 'pg'
-import { maskPassword } from '../../config.js'
+import { maskPassword } from '../../config/index.js'
 
 export interface PostgresSettings {
   url: string

@@ -1,6 +1,6 @@
 // The SQLite engine: every repository over one database file.
 import type { Book, Student } from '../../contract/api-types.js'
-import { defaults } from '../../config.js'
+import { defaults } from '../../config/index.js'
 import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { bookTable, studentTable } from '../tables.js'

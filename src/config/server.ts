@@ -1,0 +1,37 @@
+// The API's listener: where it binds, the URL clients know it by, and what a connection or request may cost it.
+import { concern } from './concern.js'
+import { ConfigError, integer, optional, text, trimmed, type Reader } from './parse.js'
+
+/** An absolute http(s) URL with no query or fragment, kept without its trailing slash. */
+const publicUrl: Reader<string> = {
+  accepts: 'an `http://` or `https://` URL without credentials, query or fragment',
+  read (raw, name) {
+    const url = URL.canParse(trimmed(raw, name)) ? new URL(raw) : null
+    if (url === null || !['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new ConfigError(`${name} must be an http:// or https:// URL without credentials, query or fragment, e.g. https://api.example.org (got ${JSON.stringify(raw)})`)
+    }
+    return url.href.replace(/\/+$/, '')
+  }
+}
+
+export const server = concern({
+  title: 'Server',
+  about: 'The API\'s listener: where it binds, and how long and how many connections it keeps.',
+  variables: {
+    port: { name: 'PORT', default: '3000', reader: integer(0, 65535), meaning: 'TCP port to listen on; `0` picks a free one' },
+    // Loopback by default, so that nothing is exposed by accident.
+    host: { name: 'HOST', default: '127.0.0.1', reader: text('an address or host name'), meaning: 'interface to bind; `0.0.0.0` to expose the service' },
+    publicUrl: { name: 'PUBLIC_URL', default: '', reader: optional(publicUrl), meaning: 'the URL clients reach the service at (e.g. `https://api.example.org` behind a proxy): the served document (`/docs/json`) names it as its first server, which generated clients take as their base URL and Swagger UI sends "Try it out" to; unset, the address the service listens on (`http://<HOST>:<PORT>`, `localhost` for `0.0.0.0`)' },
+    bodyLimit: { name: 'BODY_LIMIT', default: '65536', reader: integer(1024, 16 * 1024 * 1024), meaning: 'largest request body in bytes' },
+    headersTimeout: { name: 'HEADERS_TIMEOUT', default: '10000', reader: integer(100, 600_000), meaning: 'ms a client has to send its request headers (then 408 and disconnect); at most `REQUEST_TIMEOUT`' },
+    requestTimeout: { name: 'REQUEST_TIMEOUT', default: '30000', reader: integer(100, 3_600_000), meaning: 'ms a client has to send its whole request, body included' },
+    keepAliveTimeout: { name: 'KEEP_ALIVE_TIMEOUT', default: '5000', reader: integer(100, 600_000), meaning: 'ms an idle keep-alive connection stays open' },
+    maxConnections: { name: 'MAX_CONNECTIONS', default: '1024', reader: integer(1, 1_000_000), meaning: 'open connections at once; further ones are dropped' }
+  },
+  check (part) {
+    // Node refuses a server whose headers may take longer than the whole request.
+    if (part.headersTimeout > part.requestTimeout) {
+      throw new ConfigError(`HEADERS_TIMEOUT (${part.headersTimeout}) must not exceed REQUEST_TIMEOUT (${part.requestTimeout})`)
+    }
+  }
+})

@@ -1,0 +1,51 @@
+// Where the data lives: SQLite or PostgreSQL, how durably it is written, and what is kept in memory.
+import type { Synchronous } from '../storage/sqlite/database.js'
+import { concern } from './concern.js'
+import { ConfigError, integer, maskPassword, oneOf, optional, text, trimmed, type Reader } from './parse.js'
+
+type Database = { engine: 'postgres', url: string } | { engine: 'sqlite', path: string }
+
+/** `DATABASE_URL`: a postgres:// URL, or a SQLite file path (or `file:path`). */
+const databaseUrl: Reader<Database> = {
+  accepts: '`postgres://user:password@host:5432/db`, or a file path (or `file:path`)',
+  read (raw, name) {
+    const got = `got ${JSON.stringify(maskPassword(raw))}`
+    if (/^postgres(ql)?:\/\//.test(trimmed(raw, name, got))) {
+      // pg parses the URL itself; this only refuses one it would misread, naming the variable.
+      if (!URL.canParse(raw)) throw new ConfigError(`${name} is not a valid URL (${got})`)
+      return { engine: 'postgres', url: raw }
+    }
+    if (/^[a-z][\w+.-]*:\/\//i.test(raw)) {
+      throw new ConfigError(`${name} must be a postgres:// URL or a SQLite file path (${got})`)
+    }
+    return { engine: 'sqlite', path: raw.replace(/^file:/, '') }
+  }
+}
+
+// About 10 MB per table: the hot part of a large collection, all of a small one.
+const recordCacheSize = 10_000
+
+export const storage = concern({
+  title: 'Storage',
+  about: 'Where the data lives (SQLite by default, PostgreSQL optionally; see [Running on PostgreSQL](postgresql.md)), how durably it is written, and what is kept in memory.',
+  variables: {
+    databasePath: { name: 'DATABASE_PATH', default: './data/books-students.sqlite', reader: text('a file path, or `:memory:`'), meaning: 'SQLite file (folder created if missing); `:memory:` for a throw-away database' },
+    // DATABASE_URL, the name most platforms set, wins over DATABASE_PATH.
+    databaseUrl: { name: 'DATABASE_URL', default: '', reader: optional(databaseUrl), meaning: 'a `postgres://` (or `postgresql://`) URL runs on PostgreSQL; a file path is the same as `DATABASE_PATH`, and wins over it' },
+    databaseSynchronous: { name: 'DATABASE_SYNCHRONOUS', default: 'normal', reader: oneOf<Synchronous>(['normal', 'full'], 'normal or full'), meaning: '`normal`: a write survives a crash or `kill -9` of the service; `full`: it also survives a power cut or OS crash, at the cost of one disk flush per write (see [Safe writes](safe-writes.md))' },
+    recordCacheSize: { name: 'RECORD_CACHE_SIZE', default: '', shown: `\`${recordCacheSize}\` (\`0\` on PostgreSQL)`, reader: optional(integer(0, 1_000_000)), meaning: 'books and students (each) kept in memory for reads, with recent list pages; `0` reads everything from the database. Writes by this service update it at once, and a commit by any other process (the keys CLI, `sqlite3`) empties it before the next request is answered. Off by default on PostgreSQL, where another node may have written since' },
+    idempotencyTtlSeconds: { name: 'IDEMPOTENCY_TTL_SECONDS', default: String(24 * 60 * 60), reader: integer(60, 30 * 24 * 60 * 60), meaning: 'how long an `Idempotency-Key` and its response are kept' },
+    pgPoolMax: { name: 'PG_POOL_MAX', default: '4', reader: integer(1, 1000), meaning: 'PostgreSQL connections per node for reads and single-statement writes, pipelined (plus one for group commit and one for notifications)' },
+    pgConnectTimeout: { name: 'PG_CONNECT_TIMEOUT_MS', default: '2000', reader: integer(100, 600_000), meaning: 'ms to wait for a PostgreSQL connection, at start and after one broke' },
+    pgStatementTimeout: { name: 'PG_STATEMENT_TIMEOUT_MS', default: '5000', reader: integer(100, 3_600_000), meaning: 'ms a PostgreSQL statement may run before it is cancelled; lock waits give up at half of it' }
+  },
+  settle ({ databasePath, databaseUrl, recordCacheSize: cacheSize, ...rest }) {
+    const postgresUrl = databaseUrl?.engine === 'postgres' ? databaseUrl.url : null
+    return {
+      databasePath: databaseUrl?.engine === 'sqlite' ? databaseUrl.path : databasePath,
+      postgresUrl,
+      ...rest,
+      recordCacheSize: cacheSize ?? (postgresUrl === null ? recordCacheSize : 0)
+    }
+  }
+})
