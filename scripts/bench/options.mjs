@@ -69,8 +69,8 @@ export const settings = {
 }
 const engine = opts.engine ?? (opts.peers ? 'both' : 'sqlite')
 if (!['sqlite', 'postgres', 'both'].includes(engine)) badUsage(`--engine must be sqlite, postgres or both (got ${engine})`)
-if (engine === 'both' && opts.scale) badUsage('--scale measures one engine: --engine sqlite or --engine postgres')
 if (opts.peers && opts.scale) badUsage('--peers measures one size: drop --scale or --peers')
+if (engine === 'both' && opts.scale) badUsage('--scale measures one engine: --engine sqlite or --engine postgres')
 if (!URL.canParse(opts['postgres-url'])) badUsage(`--postgres-url is not a URL (got ${opts['postgres-url']})`)
 export const engines = engine === 'both' ? ['sqlite', 'postgres'] : [engine]
 export const serviceEnv = Object.fromEntries(opts.env.map(pair => {

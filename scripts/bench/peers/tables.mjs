@@ -72,14 +72,14 @@ export function detailTable (rows) {
   const postgres = targets.some(t => t.postgres)
   const lines = [
     '| target | scenario | req/s | p50 / p99 ms | errors / non-2xx | CPU µs/req |' +
-      (postgres ? ' PostgreSQL backends CPU µs/req | PostgreSQL background CPU µs/req |' : '') + ' CPU ratio (ceiling ÷ target) | RSS MB |',
-    '|---|---|---:|---:|---:|---:|' + (postgres ? '---:|---:|' : '') + '---:|---:|'
+      (postgres ? ' PostgreSQL backends CPU µs/req | PostgreSQL background CPU µs/req | PostgreSQL connections |' : '') + ' CPU ratio (ceiling ÷ target) | RSS MB |',
+    '|---|---|---:|---:|---:|---:|' + (postgres ? '---:|---:|---:|' : '') + '---:|---:|'
   ]
   for (const target of targets) {
     for (const row of rows) {
       const s = figures(row, target.id)
       lines.push(`| ${target.label} | ${row.scenario.short} | ${int(s.rps)} | ${ms(s.p50)} / ${ms(s.p99)} | ${s.errors} / ${s.non2xx} | ${int(s.cpuUs)} |` +
-        (postgres ? ` ${target.postgres ? int(s.pgCpuUs) : '–'} | ${target.postgres ? int(s.pgBackgroundUs) : '–'} |` : '') +
+        (postgres ? ` ${[s.pgCpuUs, s.pgBackgroundUs, s.pgConnections].map(n => target.postgres ? int(n) : '–').join(' | ')} |` : '') +
         ` ${target.id === 'ceiling' ? '1.00' : fixed(row.cpuRatios[target.id])} | ${int(s.rss)} |`)
     }
   }
