@@ -15,10 +15,10 @@ const usage = `usage: npm run bench -- [options]
   --log FILE           keep the service's log there (default: written to /dev/null)
   --cache-size N       the service's RECORD_CACHE_SIZE (default: the service's own, 10000); 0 reads
                        every record and page from SQLite. Written to its own BENCHMARKS.md sections
-  --only ID,ID         only these scenarios (with --peers, of its five): get-book, list-first, list-deep, post-book, put-book,
+  --only ID,ID         only these scenarios: get-book, list-first, list-deep, post-book, put-book,
                        get-student, mix, and the list queries (issue 12): list-filter, list-filter-years,
                        list-sorted-deep, list-filter-broad, list-walk-sparse, search-rare, search-common,
-                       search-common-created
+                       search-common-created; with --peers, of its five (below)
   --seed-cache DIR     keep each seeded database in DIR (per engine, size, schema version and data
                        generator) and start later runs from it instead of seeding; off unless given
   --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR
