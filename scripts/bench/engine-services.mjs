@@ -32,8 +32,9 @@ export async function withServices (dir, size, use) {
       closeSync(log)
       services[engine] = service
       if (engine === 'postgres') {
-        // Reads pg_stat_activity around each window; its own backend is not the service's (no application_name).
+        // Reads pg_stat_activity around each window; the service names its connections.
         service.postgres = new pg.Client({ connectionString: benchDatabaseUrl })
+        service.postgresApplication = 'books-students-api'
         await service.postgres.connect()
       }
     }

@@ -2,18 +2,19 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { settings } from './options.mjs'
-import { benchDatabase } from './postgres.mjs'
 import { cpuSeconds, rssMegabytes } from './processes.mjs'
 
 /**
- * The CPU seconds so far of PostgreSQL's processes for this run, by pid: the backends serving the
- * service (pg_stat_activity, application_name books-students-api, this run's database) and the shared
- * background processes that do work on their behalf (WAL writer, checkpointer, background writer,
- * autovacuum). Read before and after a window; a process that ends within the window is not counted.
+ * The CPU seconds so far of PostgreSQL's processes for the server measured, by pid: the backends
+ * serving it (pg_stat_activity: those of the database `client` is connected to, but the client's own,
+ * and only those named `application` where the server names its connections) and the shared background
+ * processes that do work on their behalf (WAL writer, checkpointer, background writer, autovacuum).
+ * Read before and after a window; a process that ends within the window is not counted.
  */
-async function postgresCpu (client) {
+async function postgresCpu (client, application) {
   const { rows } = await client.query(
-    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'books-students-api'", [benchDatabase])
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ($1::text IS NULL OR application_name = $1)',
+    [application ?? null])
   const backends = new Map()
   for (const { pid } of rows) {
     try { backends.set(pid, cpuSeconds(pid)) } catch {}
@@ -33,7 +34,7 @@ const cpuSince = (before, after) => [...after].reduce((sum, [pid, cpu]) => sum +
 
 /** `duration` seconds of `scenario` against `server` (as `target`: 'ceiling' or an engine); its figures. */
 export async function load (server, scenario, target, duration) {
-  const pgBefore = server.postgres && await postgresCpu(server.postgres)
+  const pgBefore = server.postgres && await postgresCpu(server.postgres, server.postgresApplication)
   const before = cpuSeconds(server.pid)
   const result = await autocannon({
     url: server.url,
@@ -43,7 +44,7 @@ export async function load (server, scenario, target, duration) {
   })
   const cpu = cpuSeconds(server.pid) - before
   const total = result.requests.total
-  const pgAfter = server.postgres && await postgresCpu(server.postgres)
+  const pgAfter = server.postgres && await postgresCpu(server.postgres, server.postgresApplication)
   return {
     ...(pgAfter && {
       pgCpuUs: total > 0 ? cpuSince(pgBefore.backends, pgAfter.backends) / total * 1e6 : NaN,

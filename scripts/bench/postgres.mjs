@@ -1,10 +1,12 @@
-// The benchmarks' own PostgreSQL database: named by the run's pid, created before and dropped after, on the server of --postgres-url.
+// The benchmarks' own PostgreSQL databases: named by the run's pid, created before and dropped after, on the server of --postgres-url.
 import pg from 'pg'
 
 export const defaultPostgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 // One database per bench process, so a crashed run's leftover is recognised by its dead pid and dropped.
 export const benchDatabase = `bsa_bench_${process.pid}`
+/** Another database of this run's, for a peer (`npm run bench -- --peers`) beside the service's. */
+export const peerDatabase = peer => `${benchDatabase}_${peer}`
 
 /** `serverUrl` (a --postgres-url) pointed at `database` instead. */
 export function postgresUrl (serverUrl, database) {
@@ -36,21 +38,24 @@ const alive = pid => {
   }
 }
 
-/** A new, empty database for this run; leftovers of bench runs that no longer run are dropped first. */
-export async function createBenchDatabase (serverUrl) {
+/**
+ * A new, empty database `database` of this run (by default the service's); leftovers of bench runs that
+ * no longer run, and an older `database` of a run that had this pid, are dropped first.
+ */
+export async function createBenchDatabase (serverUrl, database = benchDatabase) {
   await onMaintenance(serverUrl, async client => {
     const { rows } = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'bsa\\_bench\\_%'")
     for (const { datname } of rows) {
-      const pid = Number(/^bsa_bench_(\d+)$/.exec(datname)?.[1])
-      if (Number.isNaN(pid)) continue
-      if (pid === process.pid || !alive(pid)) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+      const pid = Number(/^bsa_bench_(\d+)(?:_[a-z]+)?$/.exec(datname)?.[1])
+      if (!Number.isNaN(pid) && !alive(pid)) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
     }
-    await client.query(`CREATE DATABASE ${benchDatabase}`)
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await client.query(`CREATE DATABASE ${database}`)
   })
 }
 
-export async function dropBenchDatabase (serverUrl) {
-  await onMaintenance(serverUrl, client => client.query(`DROP DATABASE IF EXISTS ${benchDatabase} WITH (FORCE)`))
+export async function dropBenchDatabase (serverUrl, database = benchDatabase) {
+  await onMaintenance(serverUrl, client => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
 }
 
 export async function postgresVersion (serverUrl) {

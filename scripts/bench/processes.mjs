@@ -20,10 +20,10 @@ async function freePort () {
 }
 
 /**
- * Starts `script` on core 0 and waits until `check` (a path, asked with `apiKey`) answers 2xx; `name`
- * names it in errors. Resolves to its port, url, pid and stop().
+ * Starts `script` on core 0 and waits until `check` (a path, asked with `apiKey`) answers 2xx, for
+ * `patience` ms at most; `name` names it in errors. Resolves to its port, url, pid and stop().
  */
-export async function startServer ({ name, script, env, check, apiKey, logTo = 'ignore', nodeOptions = [] }) {
+export async function startServer ({ name, script, env, check, apiKey, logTo = 'ignore', nodeOptions = [], patience = 15_000 }) {
   const port = await freePort()
   const node = [process.execPath, ...nodeOptions, script]
   const [file, ...args] = hasTaskset ? ['taskset', '-c', '0', ...node] : node
@@ -37,7 +37,8 @@ export async function startServer ({ name, script, env, check, apiKey, logTo = '
   child.stderr.on('data', chunk => { stderr += chunk })
   const exited = new Promise(resolve => child.once('exit', code => resolve(code)))
   const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; ; attempt++) {
+  const started = performance.now()
+  for (;;) {
     const code = await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 100))])
     if (code !== undefined) throw new Error(`${name} exited with ${code} before answering:\n${stderr}`)
     try {
@@ -45,7 +46,10 @@ export async function startServer ({ name, script, env, check, apiKey, logTo = '
       if (res.ok) break
       throw new Error(`${name} answered ${res.status} to GET ${check}`)
     } catch (error) {
-      if (attempt > 150) throw error
+      if (performance.now() - started > patience) {
+        child.kill('SIGTERM')
+        throw error
+      }
     }
   }
   return {

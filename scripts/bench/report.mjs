@@ -15,7 +15,8 @@ function machine () {
     (hasTaskset ? 'server pinned to core 0 and load generator to core 1 (taskset)' : 'no pinning (taskset unavailable or one core)')
 }
 
-export async function report (title, tables, peakRss) {
+/** `setup`: more lines for the setup list, after the service's (the peers run describes its peers there). */
+export async function report (title, tables, peakRss, setup = []) {
   const services = {
     sqlite: `fresh SQLite file (WAL, synchronous=NORMAL), RECORD_CACHE_SIZE=${opts['cache-size'] ?? '10000 (default)'}`,
     postgres: engines.includes('postgres') &&
@@ -30,8 +31,9 @@ export async function report (title, tables, peakRss) {
     `- Command: \`${command}\``,
     `- When: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,
-    `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)${opts.scale ? '' : '; ceiling and service runs alternate, and the CPU ratio is the median of the ratios of each pair'}`,
+    `- Load: ${settings.connections} connections, ${settings.runs} run(s) of ${settings.duration} s per scenario after ${settings.warmup} s of warm-up, medians reported (errors summed)${opts.scale ? '' : opts.peers ? '; the targets take turns, run after run, and a CPU ratio is the median of the ratios to the ceiling run just before' : '; ceiling and service runs alternate, and the CPU ratio is the median of the ratios of each pair'}`,
     `- Service: \`node dist/server.js\`, LOG_LEVEL=info, ADMIN_API_KEY set and sent${opts.env.map(pair => `, ${pair}`).join('')}; ${engines.map(e => `${engines.length > 1 ? `${e}: ` : ''}${services[e]}`).join('; ')}; peak RSS ${int(peakRss)} MB`,
+    ...setup.map(line => `- ${line}`),
     '',
     ...tables.flatMap(([heading, table]) => [...(heading === null ? [] : [`#### ${heading}`, '']), table, '']),
     ''

@@ -14,7 +14,20 @@ export const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'app
 
 // autocannon writes Content-Length into the headers object it is handed and keeps it for the next
 // request, so every request gets a fresh copy: a GET after a POST must not announce a body.
-const request = (req, method, path, body) => ({ ...req, method, path, body, headers: { ...headers } })
+export const request = (req, method, path, body) => ({ ...req, method, path, body, headers: { ...headers } })
+
+/** The service's (and the ceiling's) requests on books, drawn from `sample`; the peers' scenarios send them too. */
+export function bookRequests (sample) {
+  return {
+    getBook: req => request(req, 'GET', `/books/${pick(sample.books).book_id}`),
+    listFirst: req => request(req, 'GET', '/books?limit=20'),
+    postBook: req => request(req, 'POST', '/books', bookBody()),
+    putBook: req => {
+      const book = pick(sample.books)
+      return request(req, 'PUT', `/books/${book.book_id}`, putBody(book))
+    }
+  }
+}
 
 /**
  * Per engine, the signed cursors the scenarios start from: the middle of the creation order, and
@@ -43,12 +56,7 @@ const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from
 const share = (books, count) => `${(100 * books / count).toFixed(books < count / 100 ? 3 : 0)} %`
 
 function allScenarios ({ sample, picks, updatedAt, count }, cursors) {
-  const getBook = req => request(req, 'GET', `/books/${pick(sample.books).book_id}`)
-  const postBook = req => request(req, 'POST', '/books', bookBody())
-  const putBook = req => {
-    const book = pick(sample.books)
-    return request(req, 'PUT', `/books/${book.book_id}`, putBody(book))
-  }
+  const { getBook, listFirst, postBook, putBook } = bookRequests(sample)
   // Query scenarios (issue 12): the ceiling has no filters or search, so it serves its first page of 20
   // in their place, the yardstick of what answering a page costs bare Node. Each request draws its query
   // from a pool (authors, terms, ranges, cursors) so that SQLite's page cache (256 pages) seldom holds
@@ -73,7 +81,7 @@ function allScenarios ({ sample, picks, updatedAt, count }, cursors) {
   const sparse = range(1800, 1830).flatMap(year => range(0, 20).map(i => `${years(year, year + 50)}&updated_since=${q(updatedAt(0.95 + i * 0.002))}`))
   return [
     { name: 'GET one book', id: 'get-book', read: true, setup: getBook },
-    { name: 'GET list, first page', id: 'list-first', read: true, setup: req => request(req, 'GET', '/books?limit=20') },
+    { name: 'GET list, first page', id: 'list-first', read: true, setup: listFirst },
     {
       name: 'GET list, page deep in the collection',
       id: 'list-deep',
