@@ -1386,7 +1386,7 @@ export interface components {
         RetryAfter: number;
         /** @description The authentication scheme to use (RFC 6750). */
         WWWAuthenticate: string;
-        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (README, Security). */
+        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (docs/security.md, "What feed positions tell"). */
         EventsCursor: components["schemas"]["EventCursor"];
     };
     pathItems: never;

@@ -1,9 +1,8 @@
 // `node scripts/bench-metrics.mjs` (after npm run build): what the metrics' per-request hooks cost, alone, in ns of CPU (see BENCHMARKS.md).
-import { fileURLToPath } from 'node:url'
+import { fromDist } from './bench/paths.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const { buildApp } = await import(`${root}dist/app.js`)
-const { loadConfig } = await import(`${root}dist/config.js`)
+const { buildApp } = await fromDist('app.js')
+const { loadConfig } = await fromDist('config.js')
 
 // A real request and reply of each kind, kept from the app's own onResponse, then replayed through
 // the metrics' hooks: the HTTP benchmark's noise (other processes, the load generator) is left out.

@@ -1,11 +1,10 @@
 // `node scripts/bench-rate-limit.mjs [redis://…]`: the rate-limit stores alone, Node CPU per count in memory and in Redis (see BENCHMARKS.md).
 import { randomUUID } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
+import { fromDist } from './bench/paths.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const { MemoryRateLimitStore } = await import(`${root}dist/access/rate-limit-store.js`)
-const { RedisRateLimitStore } = await import(`${root}dist/access/rate-limit-redis.js`)
+const { MemoryRateLimitStore } = await fromDist('access/rate-limit-store.js')
+const { RedisRateLimitStore } = await fromDist('access/rate-limit-redis.js')
 
 const url = process.argv[2] ?? 'redis://127.0.0.1:6379'
 const limit = { requests: 1e9, seconds: 60 }

@@ -1,4 +1,4 @@
-// Contract guard: every state of openapi.yaml is a release, versioned as its changes require (README, Versioning).
+// Contract guard: every state of openapi.yaml is a release, versioned as its changes require (docs/versioning.md).
 // Usage: node scripts/contract-guard.mjs [ROOT]   (ROOT: the project folder, this repository by default)
 //
 // Fails when: info.version is not SemVer or differs from package.json (and client/package.json, if present);
@@ -118,7 +118,7 @@ if (base === undefined) {
     const target = nextVersion(base.version, needed)
     fail(needed === 'major'
       ? `breaking change(s) since ${base.version} (listed above) need a major version. Keep the contract compatible ` +
-        `(add instead of change; deprecate first, see README, Versioning), or, once the deprecation period is over, ${fix(target)}`
+        `(add instead of change; deprecate first, see docs/versioning.md), or, once the deprecation period is over, ${fix(target)}`
       : `the changes since ${base.version} need a ${needed} bump, and ${version} is only a ${bumpBetween(base.version, version)} one: ${fix(target)}`)
   }
 }

@@ -44,7 +44,7 @@ const missing = [
 
 const args = process.argv.slice(2)
 if (!inCi && missing.length > 0) {
-  console.log(`npm test: ${missing.join(' and ')} not available: the tests that need it are skipped and coverage is not enforced; install or start it to run them all (README, "Quick start")`)
+  console.log(`npm test: ${missing.join(' and ')} not available: the tests that need it are skipped and coverage is not enforced; install or start it to run them all (docs/contributing.md, "Tests")`)
   args.push('--allow-incomplete-coverage')
 }
 const { status } = spawnSync('tap', args, { stdio: 'inherit' })

@@ -121,7 +121,7 @@ for (const { key_id: keyId } of unshown) {
 }
 if (firstKey !== null) {
   // Printed once and never logged: only its hash is stored, so this is the one chance to copy it.
-  console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey.key}\nManage keys with npm run keys (see README, Security).`)
+  console.log(`First start: created an admin API key with every scope. Copy it now, it is not shown again:\n${firstKey.key}\nManage keys with npm run keys (see docs/security.md).`)
   // After the printing: a start stopped in between leaves a key marked unshown, which the next start reports.
   await firstKey.shown()
 }

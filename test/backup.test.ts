@@ -46,7 +46,7 @@ t.test('npm run backup copies the live database while writes go on; the copy res
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok')
   db.close()
 
-  // Restore as the README says: the copy becomes the database file of a (stopped, then started) service.
+  // Restore as docs/operating.md says: the copy becomes the database file of a (stopped, then started) service.
   const restored = await start({ DATABASE_PATH: copy })
   t.teardown(() => stop(restored, 'SIGTERM'))
   for (const book of [before[0]!, before.at(-1)!]) {

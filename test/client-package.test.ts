@@ -1,5 +1,5 @@
 // The client package as a user gets it: packed from client/, installed in a new project outside the repository
-// with the README's commands, the README's snippet compiled by that project's tsc and run against the service.
+// with the commands of docs/client.md, its snippet compiled by that project's tsc and run against the service.
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, realpathSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -16,8 +16,8 @@ import { needNpmRegistry } from './services.js'
 t.setTimeout(600_000)
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const readme = readFileSync(join(root, 'README.md'), 'utf8')
-const section = readme.slice(readme.indexOf('\n## Use the API from code\n'))
+const guide = readFileSync(join(root, 'docs/client.md'), 'utf8')
+const section = guide.slice(guide.indexOf('\n## Set up a project\n'))
 const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
 
 // A user's shell. tap gives its child processes NODE_OPTIONS (its loader) and variables of its own, and
@@ -49,45 +49,49 @@ function lastJson (stdout: string, opening: '[' | '{'): unknown {
 
 const quiet = '--no-audit --no-fund --prefer-offline'
 const version = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')).version
-// The package is not on the registry yet: the READMEs lead with the tarball `npm pack ./client` makes.
-const tarball = `/tmp/books-students-api-client-${version}.tgz`
-// The README's setup, in its order; the tarball is taken from where this test packed it.
+// The package is not on the registry yet: the guide and the package's README lead with the tarball
+// `npm pack ./client` makes (the guide in a temporary folder of its own, the package's README in /tmp).
+const tarballName = `books-students-api-client-${version}.tgz`
+const tarball = `/tmp/${tarballName}`
+const guideInstall = `npm install "$dir/${tarballName}"`
+// The guide's setup, in its order; the tarball is taken from where this test packed it.
 const setup = [
   'npm init -y',
   'npm pkg set type=module',
-  `npm install ${tarball}`,
+  guideInstall,
   'npm install --save-dev typescript @types/node',
   'npx tsc --init --types node --lib esnext'
 ]
-/** The first shell block of a README section: what a reader runs first. */
+/** The first shell block of a section: what a reader runs first. */
 const firstShell = (text: string): string => /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? ''
 
-t.test('the packed client installs, compiles and runs in a new project, as the README says', await needNpmRegistry(t, env), async t => {
-  t.match(snippet, "from 'books-students-api-client'", 'the README shows a snippet that imports the package')
+t.test('the packed client installs, compiles and runs in a new project, as docs/client.md says', await needNpmRegistry(t, env), async t => {
+  t.match(snippet, "from 'books-students-api-client'", 'the guide shows a snippet that imports the package')
   const clientReadme = readFileSync(join(root, 'client/README.md'), 'utf8')
   t.ok(clientReadme.includes(snippet), "the package's own README shows the same one")
-  for (const command of setup) t.ok(firstShell(section).includes(command), `the README's first commands say: ${command}`)
-  for (const [readme, text] of [['README.md', section], ['client/README.md', clientReadme]] as const) {
-    t.match(firstShell(text), /^npm pack \.\/client --pack-destination \/tmp /, `${readme} starts with packing the client`)
-    t.match(firstShell(text), `npm install ${tarball}`, `${readme} installs the tarball of this version`)
-    t.notMatch(firstShell(text), 'npm install books-students-api-client', `${readme} does not start with the registry, where it is not yet`)
+  for (const command of setup) t.ok(firstShell(section).includes(command), `the guide's first commands say: ${command}`)
+  t.match(firstShell(section), /^dir=\$\(mktemp -d\)\nnpm pack \.\/client --pack-destination "\$dir" /, 'the guide starts with packing the client')
+  t.match(firstShell(clientReadme), /^npm pack \.\/client --pack-destination \/tmp /, 'client/README.md starts with packing the client')
+  t.match(firstShell(clientReadme), `npm install ${tarball}`, 'client/README.md installs the tarball of this version')
+  for (const [file, text] of [['docs/client.md', section], ['client/README.md', clientReadme]] as const) {
+    t.notMatch(firstShell(text), 'npm install books-students-api-client', `${file} does not start with the registry, where it is not yet`)
   }
 
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'bsa-client-')))
   t.teardown(() => rmSync(work, { recursive: true, force: true }))
   t.ok(relative(root, work).startsWith('..'), 'the project is outside the repository')
 
-  // The README's `npm pack ./client`: the package's prepack builds client/dist with the repository's TypeScript.
+  // The guide's `npm pack ./client`: the package's prepack builds client/dist with the repository's TypeScript.
   const packed = await sh(root, `npm pack ./client --json --pack-destination '${work}'`)
   t.equal(packed.code, 0, 'npm pack', { output: packed.output })
   const [info] = lastJson(packed.stdout, '[') as Array<{ filename: string, files: Array<{ path: string }> }>
   t.same(info!.files.map(f => f.path).sort(), ['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/openapi.d.ts', 'package.json'])
-  t.equal(`/tmp/${info!.filename}`, tarball, 'npm pack makes the file the READMEs install')
+  t.equal(info!.filename, tarballName, 'npm pack makes the file the guide and the README install')
 
   const project = join(work, 'books-app')
   t.equal((await sh(work, 'mkdir books-app')).code, 0)
   for (const command of setup) {
-    const run = command === `npm install ${tarball}`
+    const run = command === guideInstall
       ? `npm install ${quiet} '${join(work, info!.filename)}'`
       : command.startsWith('npm install') ? `${command} ${quiet}` : command
     const result = await sh(project, run)
@@ -105,7 +109,7 @@ t.test('the packed client installs, compiles and runs in a new project, as the R
 
   writeFileSync(join(project, 'index.ts'), snippet)
   const compiled = await sh(project, 'npx tsc')
-  t.equal(compiled.code, 0, "the README's index.ts compiles", { output: compiled.output })
+  t.equal(compiled.code, 0, "the guide's index.ts compiles", { output: compiled.output })
 
   // The same program with a misspelt required field of the body must not compile.
   t.ok(snippet.includes("author: 'Frank Herbert'"))
@@ -121,7 +125,7 @@ t.test('the packed client installs, compiles and runs in a new project, as the R
   await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 
-  const ran = await sh(project, `"${process.execPath}" index.js`, { API_URL: origin, API_KEY: adminKey })
+  const ran = await sh(project, `"${process.execPath}" index.js`, { API: origin, API_KEY: adminKey })
   t.equal(ran.code, 0, 'node index.js', { output: ran.output })
   const [, bookId] = /^created ([0-9a-f-]{36})$/m.exec(ran.stdout) ?? []
   t.ok(bookId, 'it created a book', { output: ran.output })

@@ -185,12 +185,12 @@ t.test('no label grows with traffic: a thousand ids, random paths and methods ad
   t.same(values.filter(value => value.length > 8 && sent.some(s => s.includes(value) && !['/books/:book_id', 'unmatched'].includes(value))), [], 'no label holds an id or a path that was sent')
 })
 
-t.test('the README\'s metrics table lists every series the service exposes', async t => {
+t.test("docs/operating.md's metrics table lists every series the service exposes", async t => {
   const { scrape } = await setUp(t)
   const names = [...(await scrape()).text.matchAll(/^# TYPE (\S+) /gm)].map(match => match[1]!).filter(name => !/^(process|nodejs)_/.test(name))
   t.ok(names.includes('bsa_event_streams_open'), 'streams are observed by every app')
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-  const table = readme.slice(readme.indexOf('| metric | type | labels | what |'))
+  const guide = readFileSync(new URL('../docs/operating.md', import.meta.url), 'utf8')
+  const table = guide.slice(guide.indexOf('| metric | type | labels | what |'))
   const rows = table.slice(0, table.indexOf('\n\n'))
   for (const name of names) t.match(rows, new RegExp(`^\\| [^|]*\`${name}\``, 'm'), `${name} has a row`)
 })

@@ -80,7 +80,7 @@ export async function withPostgres (t: Test, tests: (t: Test) => Promise<void> |
   const { skip } = await needService(t, {
     name: `PostgreSQL at ${serverUrl}`,
     check: async () => { await admin(client => client.query('SELECT 1')) },
-    howToRun: 'start PostgreSQL (README, "Run on PostgreSQL") or set TEST_POSTGRES_URL'
+    howToRun: 'start PostgreSQL (docs/contributing.md, "Tests") or set TEST_POSTGRES_URL'
   })
   if (skip === undefined) await tests(t)
   else t.skip(skip, () => {})

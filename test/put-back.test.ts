@@ -1,4 +1,4 @@
-// The README's read-change-PUT as a validating proxy sees it: Prism accepts the body a GET returned, sent back changed.
+// The read-change-PUT of docs/safe-writes.md as a validating proxy sees it: Prism accepts the body a GET returned, sent back changed.
 import t from 'tap'
 import { prismChecker } from './prism.js'
 import { ada, build, dune } from './helper.js'

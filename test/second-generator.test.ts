@@ -46,7 +46,7 @@ export async function probe (): Promise<Book | undefined> {
   const book: Book | undefined = created.data
   if (book === undefined) return undefined
   const again = await getBook({ client, path: { book_id: book.book_id } })
-  // The README's read-change-PUT: the book as read goes back whole, and the body's type keeps the
+  // The read-change-PUT of docs/safe-writes.md: the book as read goes back whole, and the body's type keeps the
   // server-set fields (a readOnly one would be dropped from it, and reading it here would not compile).
   const putBack: UpdateBookData['body'] = { ...book, title: 'Dune (revised)' }
   const readAt: string | undefined = putBack.updated_at

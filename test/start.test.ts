@@ -1,4 +1,4 @@
-// The commands the README tells a supervisor to run stop on SIGTERM, leaving no process behind and the port closed.
+// The commands docs/operating.md tells a supervisor to run stop on SIGTERM, leaving no process behind and the port closed.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'

@@ -80,7 +80,7 @@ t.test('DELETE /api/students/{student_id} is not allowed: students are never del
   t.equal((await request({ method: 'GET', url: `/api/students/${created.student_id}` })).statusCode, 200)
 })
 
-t.test('PUT takes back the student as GET returned them, with a new status (the README\'s graduation)', async t => {
+t.test('PUT takes back the student as GET returned them, with a new status (the graduation of docs/using-the-api.md)', async t => {
   const { request } = await build(t)
   const student = (await request({ method: 'POST', url: '/api/students', payload: ada })).json()
   const url = `/api/students/${student.student_id}`

@@ -11,7 +11,7 @@ export interface WindowCount {
 
 /**
  * Counts requests per partition in fixed windows that start with a partition's first request.
- * The limiter (src/rate-limit.ts) turns the count into headers and 429s, so every store gives the
+ * The limiter (src/access/rate-limit.ts) turns the count into headers and 429s, so every store gives the
  * same answers to the client.
  */
 export interface RateLimitStore {

@@ -20,7 +20,7 @@ export interface RouteDeprecation {
   link: string
 }
 
-/** The minimum time between a deprecation and its sunset, by the policy in README.md. */
+/** The minimum time between a deprecation and its sunset, by the policy in docs/versioning.md. */
 export const minimumNoticeMonths = 6
 
 // Dates in the contract: an RFC 3339 full-date (midnight UTC) or a UTC date-time to the second.

@@ -69,7 +69,7 @@ export function listeningUrl (address: { address: string, port: number }): strin
 export interface RouteConfig {
   /** The served document leaves the operation open to anonymous callers. */
   openToAnonymous?: boolean
-  /** What the operation, its parameters or its body fields have deprecated (announced by src/deprecation.ts). */
+  /** What the operation, its parameters or its body fields have deprecated (announced by src/contract/deprecation.ts). */
   deprecation?: RouteDeprecation
 }
 
@@ -82,7 +82,7 @@ export interface RouteConfig {
  */
 export function routedDocument (served: OpenApiDocument): OpenApiDocument {
   const problems = deprecationProblems(served)
-  if (problems.length > 0) throw new Error(`The contract declares deprecations half-way (README.md, Versioning):\n${problems.join('\n')}`)
+  if (problems.length > 0) throw new Error(`The contract declares deprecations half-way (docs/versioning.md):\n${problems.join('\n')}`)
   const copy = structuredClone(served)
   for (const { path, operation } of operationsOf(copy)) {
     const config: RouteConfig = {}

@@ -29,7 +29,7 @@ export const titleOf = (status: number): string => titles[status] ?? STATUS_CODE
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Masks credentials in text a problem echoes from the request (src/log-redaction.ts). */
+    /** Masks credentials in text a problem echoes from the request (src/observability/log-redaction.ts). */
     redact: (text: string) => string
   }
 }

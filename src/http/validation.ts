@@ -17,7 +17,7 @@ function ajv (options: Options): Ajv {
   addFormats.default(instance)
   // The contract's own format: the check digit JSON Schema cannot state (openapi.yaml explains it).
   instance.addFormat('isbn', { type: 'string', validate: isIsbn })
-  // The contract's deprecation dates (README.md, Versioning) annotate body fields; they validate nothing.
+  // The contract's deprecation dates (docs/versioning.md) annotate body fields; they validate nothing.
   instance.addKeyword('x-deprecated-at').addKeyword('x-sunset')
   // Event types are an open list (clients ignore ones they do not know); the known ones are documentation.
   instance.addKeyword('x-extensible-enum')

@@ -4,7 +4,7 @@
 // the books' `author` filter, which problems echo in their instance.
 const credentialName = /key|token|secret|passw|auth(?!ors?$)|signature|credential|session/i
 const queryParameter = /([?&])([^=&#]*)=[^&#]*/g
-// The shape of the service's own API keys (src/api-keys.ts), wherever in the URL one was pasted.
+// The shape of the service's own API keys (src/access/api-keys.ts), wherever in the URL one was pasted.
 const apiKeyShape = /bsk_[\w-]+/g
 // The same shape with any of its characters percent-encoded, as the server decodes it: `bsk%5F…`, `%62sk_…`.
 const encodedApiKeyShape = new RegExp(`${anySpelling('bsk_')}(?:[\\w-]|%(?:2d|3[0-9]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9a]))+`, 'gi')

@@ -51,7 +51,7 @@ export const incomingTraceId: TraceIdOf = request => {
 }
 
 /**
- * The URL is logged with credentials masked (src/log-redaction.ts); headers and bodies never are.
+ * The URL is logged with credentials masked (src/observability/log-redaction.ts); headers and bodies never are.
  * Logging each request through logger.info() and writing each line on its own cost about a sixth of
  * a GET's CPU (issue 6). Here the line comes from a template (every value a client controls is
  * quoted as JSON), and the lines of one event-loop turn reach `stream`, the logger's own

@@ -8,7 +8,7 @@ import { migrate } from './migrations.js'
 export type Synchronous = 'normal' | 'full'
 
 export interface DatabaseOptions {
-  /** How hard a commit waits for the disk; see README "Safe writes". */
+  /** How hard a commit waits for the disk; see docs/safe-writes.md. */
   synchronous?: Synchronous
   /**
    * Whether a missing database is created (the service's first start). The CLIs pass false: a

@@ -1,11 +1,9 @@
-// The benchmark scripts' processes: a service started on core 0 and waited for, and its CPU time from /proc.
+// The benchmark scripts' processes: a server started on core 0 and waited for, and its CPU time and memory from /proc.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import os from 'node:os'
-import { fileURLToPath } from 'node:url'
-
-const root = fileURLToPath(new URL('..', import.meta.url))
+import { root } from './paths.mjs'
 
 export const cores = os.availableParallelism()
 /** Whether the server can be pinned to core 0 and the load generator to core 1. */
@@ -70,6 +68,16 @@ export function cpuSeconds (pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) / clockTicks
 }
+
+/** The process's resident memory now, in MB (NaN off Linux). */
+export function rssMegabytes (pid) {
+  if (process.platform !== 'linux') return NaN
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024
+}
+
+/** The process's highest resident memory so far, in MB (Linux only). */
+export const peakRss = pid => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 /** Pins this process (the load generator) to core 1, away from the server on core 0, where it can. */
 export function pinLoadGenerator () {

@@ -1,5 +1,5 @@
-// The benchmark's seeded catalogue: realistic enough for lists, filters, sorts and search to do the work
-// they would do on a real one, and the same on every run (a fixed seed), so runs can be compared.
+// The benchmark's seeded catalogue, generated from a fixed seed: the same records on every run, so runs can be compared.
+// Realistic enough for lists, filters, sorts and search to do the work they would do on a real one:
 //
 // - Titles: 1 to 6 words drawn from a Zipf-distributed vocabulary (s = 1, 50,000 words): the commonest
 //   word is in about a quarter of titles, the next few in 10–15 %, tens of thousands in a handful.
@@ -72,6 +72,12 @@ export function uuidAt (ms, random) {
 }
 
 export const idSeed = 0x1d5eed
+
+// Seeded books were created 10 ms apart from this instant on (and never updated), the same in every
+// run, so that updated_since has a range to cut and a seed cache stays valid.
+export const seededFrom = Date.parse('2020-01-01T00:00:00.000Z')
+/** The creation time of the book `fraction` of the way through a collection of `count`. */
+export const seededAt = count => fraction => new Date(seededFrom + Math.floor(count * fraction) * 10).toISOString()
 
 const capital = word => word[0].toUpperCase() + word.slice(1)
 

@@ -1,4 +1,4 @@
-// The benchmark scripts' command lines: options parsed once, --help, and bad usage as one line naming the option (exit 2).
+// The benchmark scripts' command lines: options parsed once, --help, bad usage as one line naming the option (exit 2), a failure as its stack (exit 1).
 import { parseArgs } from 'node:util'
 
 /**
@@ -28,4 +28,12 @@ export function commandLine (name, usage, options) {
     return value
   }
   return { opts: values, badUsage, positive }
+}
+
+/** Runs the command's `main`; a failure ends the process with its stack, prefixed with `name`. */
+export function run (name, main) {
+  main().catch(error => {
+    console.error(`${name}: ${error.stack ?? error}`)
+    process.exit(1)
+  })
 }

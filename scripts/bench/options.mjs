@@ -1,0 +1,77 @@
+// `npm run bench`'s command line: its usage, the options read once, and the settings and report labels they make.
+import { commandLine } from './cli.mjs'
+import { benchDatabase, defaultPostgresUrl, postgresUrl } from './postgres.mjs'
+
+const usage = `usage: npm run bench -- [options]
+  --quick              short runs (under a minute): 1 run of 2 s per scenario after 0.5 s warm-up
+  --scale              the scenarios at 1,000 / 100,000 / 1,000,000 books instead of one size
+  --sizes N,N          book counts for --scale (default 1000,100000,1000000)
+  --books N            books seeded for the normal run (default 10000)
+  --runs N             measured runs per scenario, the median is reported (default 3, quick 1)
+  --duration S         seconds per measured run (default 8, quick 2)
+  --connections N      concurrent connections (default 32)
+  --write              also write the result into BENCHMARKS.md (between its bench markers)
+  --no-build           use the existing dist/ instead of running npm run build
+  --log FILE           keep the service's log there (default: written to /dev/null)
+  --cache-size N       the service's RECORD_CACHE_SIZE (default: the service's own, 10000); 0 reads
+                       every record and page from SQLite. Written to its own BENCHMARKS.md sections
+  --only ID,ID         only these scenarios: get-book, list-first, list-deep, post-book, put-book,
+                       get-student, mix, and the list queries (issue 12): list-filter, list-filter-years,
+                       list-sorted-deep, list-filter-broad, list-walk-sparse, search-rare, search-common,
+                       search-common-created
+  --seed-cache DIR     keep each seeded database in DIR (per engine, size, schema version and data
+                       generator) and start later runs from it instead of seeding; off unless given
+  --profile DIR        run the service under node --cpu-prof and leave its .cpuprofile files in DIR
+  --engine E           the storage engine: sqlite (default), postgres, or both (in turns, in one run;
+                       not with --scale). PostgreSQL gets a database bsa_bench_<pid> of its own, dropped after
+  --postgres-url URL   the PostgreSQL server for --engine postgres (default $BENCH_POSTGRES_URL or
+                       postgres://postgres@127.0.0.1:5432/postgres); only its bsa_bench_* databases are touched
+  --env KEY=VALUE      an environment variable for the service (repeatable), e.g. --env OTEL_TRACES_EXPORTER=otlp;
+                       named in the report, and not with --write (the default's sections would hold another setup)`
+
+export const { opts, badUsage, positive } = commandLine('npm run bench', usage, {
+  quick: { type: 'boolean', default: false },
+  scale: { type: 'boolean', default: false },
+  sizes: { type: 'string', default: '1000,100000,1000000' },
+  books: { type: 'string', default: '10000' },
+  runs: { type: 'string' },
+  duration: { type: 'string' },
+  connections: { type: 'string', default: '32' },
+  write: { type: 'boolean', default: false },
+  'no-build': { type: 'boolean', default: false },
+  log: { type: 'string', default: '/dev/null' },
+  'cache-size': { type: 'string' },
+  profile: { type: 'string' },
+  only: { type: 'string' },
+  'seed-cache': { type: 'string' },
+  engine: { type: 'string', default: 'sqlite' },
+  'postgres-url': { type: 'string', default: defaultPostgresUrl },
+  env: { type: 'string', multiple: true, default: [] }
+})
+export const settings = {
+  runs: positive('runs', opts.runs ?? (opts.quick || opts.scale ? 1 : 3)),
+  duration: positive('duration', opts.duration ?? (opts.quick ? 2 : 8)),
+  warmup: opts.quick ? 0.5 : 2,
+  connections: positive('connections', opts.connections),
+  books: positive('books', opts.books),
+  sizes: opts.sizes.split(',').map(s => positive('sizes', s)),
+  students: 1000
+}
+if (!['sqlite', 'postgres', 'both'].includes(opts.engine)) badUsage(`--engine must be sqlite, postgres or both (got ${opts.engine})`)
+if (opts.engine === 'both' && opts.scale) badUsage('--scale measures one engine: --engine sqlite or --engine postgres')
+if (!URL.canParse(opts['postgres-url'])) badUsage(`--postgres-url is not a URL (got ${opts['postgres-url']})`)
+export const engines = opts.engine === 'both' ? ['sqlite', 'postgres'] : [opts.engine]
+export const serviceEnv = Object.fromEntries(opts.env.map(pair => {
+  const match = /^([A-Za-z_]\w*)=(.*)$/s.exec(pair)
+  if (match === null) badUsage(`--env must be KEY=VALUE (got ${pair})`)
+  return [match[1], match[2]]
+}))
+if (opts.env.length > 0 && opts.write) badUsage('--env runs are not written to BENCHMARKS.md: drop --write or --env')
+// A run with another cache size or engine goes to sections of its own, beside the default's.
+export const sectionSuffix = (opts.engine === 'sqlite' ? '' : `-${opts.engine}`) + (opts['cache-size'] === undefined ? '' : `-cache-${opts['cache-size']}`)
+export const cacheNote = opts['cache-size'] === undefined ? '' : `, RECORD_CACHE_SIZE=${opts['cache-size']}`
+export const engineNote = opts.engine === 'sqlite' ? '' : opts.engine === 'postgres' ? ', PostgreSQL' : ', SQLite and PostgreSQL'
+export const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+// The PostgreSQL server and this run's database on it.
+export const postgresServer = opts['postgres-url']
+export const benchDatabaseUrl = postgresUrl(postgresServer, benchDatabase)
