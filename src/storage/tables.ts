@@ -1,5 +1,5 @@
 // What each engine needs to know about the two record tables: names, writable fields, unique fields, how lists query them.
-import { toIsbn13 } from '../domain/isbn.js'
+import { bookFields, type FieldRules, studentFields } from '../domain/records.js'
 import { fold } from '../domain/search/fold.js'
 import type { BookValues, StudentValues } from './types.js'
 
@@ -29,13 +29,8 @@ export interface TableSpec<V> {
   /** The collection's path, which the records' events name as their subject. */
   path: string
   idColumn: string
-  /** Every writable field, so that a field added to the contract but not here fails to compile. */
-  writable: Record<keyof V & string, true>
-  /**
-   * The fields not stored as the client sent them, each with the rule that makes its stored value from
-   * the sent one (undefined when omitted). Every other field is stored as sent, null when omitted.
-   */
-  kept: { [K in keyof V]?: (sent: V[K] | undefined) => V[K] }
+  /** Every writable field (a column each), from src/domain/records.ts: a field joins there, not here. */
+  writable: FieldRules<V>
   /** The writable fields with a unique index. */
   unique: (keyof V & string)[]
   /** Those of them whose index ignores letter case (each engine's migrations make it so). */
@@ -51,9 +46,7 @@ export const bookTable: TableSpec<BookValues> = {
   plural: 'books',
   path: '/books',
   idColumn: 'book_id',
-  writable: { title: true, author: true, isbn: true, published_year: true },
-  // `format: isbn` has verified the check digit; books are kept with the 13-digit form.
-  kept: { isbn: isbn => isbn == null ? null : toIsbn13(isbn) },
+  writable: bookFields,
   unique: ['isbn'],
   uniqueIgnoringCase: [],
   derived: { title_key: values => fold(values.title), author_key: values => fold(values.author) },
@@ -77,9 +70,7 @@ export const studentTable: TableSpec<StudentValues> = {
   plural: 'students',
   path: '/api/students',
   idColumn: 'student_id',
-  writable: { name: true, email: true, enrollment_year: true, status: true },
-  // The contract's default fills an omitted status during validation; PUT therefore resets it too.
-  kept: { status: status => status ?? 'active' },
+  writable: studentFields,
   unique: ['email'],
   uniqueIgnoringCase: ['email'],
   derived: { name_key: values => fold(values.name) },
@@ -98,20 +89,4 @@ export const studentTable: TableSpec<StudentValues> = {
 /** The derived columns' values for a record's values, as a table stores them beside the record. */
 export function derivedColumns<V> (spec: TableSpec<V>, values: V): Record<string, string> {
   return Object.fromEntries(Object.entries(spec.derived).map(([column, derive]) => [column, derive(values)]))
-}
-
-/** A body's writable fields as the contract lets a client send them: optional ones may be omitted. */
-export type SentValues<V> = { [K in keyof V]?: V[K] | undefined }
-
-/**
- * A record's complete values from a body the contract has validated: every writable field, kept as
- * `spec.kept` says or as sent, an omitted one null. Knowing no field by name, it needs no change for a new one.
- */
-export function recordValues<V> (spec: TableSpec<V>, sent: SentValues<V>): V {
-  const kept = spec.kept as Record<string, ((value: unknown) => unknown) | undefined>
-  const values = sent as Record<string, unknown>
-  return Object.fromEntries(Object.keys(spec.writable).map(field => {
-    const keep = kept[field]
-    return [field, keep === undefined ? values[field] ?? null : keep(values[field])]
-  })) as V
 }
