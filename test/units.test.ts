@@ -12,10 +12,12 @@ import { validatorCompiler } from '../src/http/validation.js'
 import { validationError } from '../src/http/problem-details.js'
 import { openDatabase } from '../src/storage/sqlite/database.js'
 import { migrate } from '../src/storage/sqlite/migrations.js'
-import { latestVersion } from '../src/storage/schema.js'
+import { latestVersion, version4Keys } from '../src/storage/schema.js'
 import { CursorCodec } from '../src/http/cursor.js'
-import { studentValues } from '../src/handlers/input.js'
+import { bookValues, studentValues } from '../src/handlers/input.js'
+import { bookTable, studentTable } from '../src/storage/tables.js'
 import { toIsbn13 } from '../src/domain/isbn.js'
+import { fold } from '../src/domain/search/fold.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 
@@ -97,6 +99,21 @@ t.test('CursorCodec round-trips positions and refuses anything it did not sign f
 
 t.test('studentValues makes an omitted status active and optional fields null', async t => {
   t.same(studentValues({ name: 'Ada', email: 'ada@example.org' }), { name: 'Ada', email: 'ada@example.org', enrollment_year: null, status: 'active' })
+})
+
+t.test('bookValues keeps every writable field, in the 13-digit ISBN form, and makes omitted ones null', async t => {
+  t.same(bookValues({ title: 'Dune', author: 'Frank Herbert' }), { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
+  t.same(bookValues({ title: 'Dune', author: 'Frank Herbert', isbn: '0-441-01359-7', published_year: 1965 }), { title: 'Dune', author: 'Frank Herbert', isbn: '9780441013593', published_year: 1965 })
+  t.same(Object.keys(studentValues({ name: 'Ada', email: 'ada@example.org', status: 'graduated' })), Object.keys(studentTable.writable), 'the fields are the table\'s writable ones')
+})
+
+t.test('the keys version 4 backfills are folded as tables.ts derives them today', async t => {
+  const tables = { books: bookTable, students: studentTable } as Record<string, { derived: Record<string, (values: object) => string> }>
+  for (const { table, keys } of version4Keys) {
+    for (const [key, column] of Object.entries(keys)) {
+      t.equal(tables[table]!.derived[key]!({ [column]: 'Ørsted Straße' }), fold('Ørsted Straße'), `${table}.${key} is ${column} folded`)
+    }
+  }
 })
 
 t.test('header schemas match the lowercased request headers whatever case the contract spells them in', async t => {

@@ -1,7 +1,6 @@
-// Turns validated request bodies into complete record values: the contract has already checked every rule but one.
+// Turns validated request bodies into complete record values, field-agnostic: the fields and their rules are in domain/records.ts.
 import type { BookInput, StudentInput } from '../contract/api-types.js'
-import { toIsbn13 } from '../domain/isbn.js'
-import type { BookValues, StudentValues } from '../storage/types.js'
+import { bookFields, type BookValues, recordValues, studentFields, type StudentValues } from '../domain/records.js'
 
 /**
  * The id in a path, as the service writes ids: UUIDs compare regardless of letter case (RFC 9562), and
@@ -10,22 +9,8 @@ import type { BookValues, StudentValues } from '../storage/types.js'
  */
 export const recordId = (id: string): string => id.toLowerCase()
 
-export function bookValues (input: BookInput): BookValues {
-  return {
-    title: input.title,
-    author: input.author,
-    // `format: isbn` has verified the check digit; books are kept with the 13-digit form.
-    isbn: input.isbn == null ? null : toIsbn13(input.isbn),
-    published_year: input.published_year ?? null
-  }
-}
+/** A book's values from a validated body: which fields there are, and how each is kept, is domain/records.ts's business. */
+export const bookValues = (input: BookInput): BookValues => recordValues(bookFields, input)
 
-export function studentValues (input: StudentInput): StudentValues {
-  return {
-    name: input.name,
-    email: input.email,
-    enrollment_year: input.enrollment_year ?? null,
-    // The contract's default fills an omitted status during validation; PUT therefore resets it too.
-    status: input.status ?? 'active'
-  }
-}
+/** A student's values from a validated body, as for books. */
+export const studentValues = (input: StudentInput): StudentValues => recordValues(studentFields, input)

@@ -1,4 +1,5 @@
 // What each engine needs to know about the two record tables: names, writable fields, unique fields, how lists query them.
+import { bookFields, type FieldRules, studentFields } from '../domain/records.js'
 import { fold } from '../domain/search/fold.js'
 import type { BookValues, StudentValues } from './types.js'
 
@@ -28,8 +29,8 @@ export interface TableSpec<V> {
   /** The collection's path, which the records' events name as their subject. */
   path: string
   idColumn: string
-  /** Every writable field, so that a field added to the contract but not here fails to compile. */
-  writable: Record<keyof V & string, true>
+  /** Every writable field (a column each), from src/domain/records.ts: a field joins there, not here. */
+  writable: FieldRules<V>
   /** The writable fields with a unique index. */
   unique: (keyof V & string)[]
   /** Those of them whose index ignores letter case (each engine's migrations make it so). */
@@ -45,7 +46,7 @@ export const bookTable: TableSpec<BookValues> = {
   plural: 'books',
   path: '/books',
   idColumn: 'book_id',
-  writable: { title: true, author: true, isbn: true, published_year: true },
+  writable: bookFields,
   unique: ['isbn'],
   uniqueIgnoringCase: [],
   derived: { title_key: values => fold(values.title), author_key: values => fold(values.author) },
@@ -69,7 +70,7 @@ export const studentTable: TableSpec<StudentValues> = {
   plural: 'students',
   path: '/api/students',
   idColumn: 'student_id',
-  writable: { name: true, email: true, enrollment_year: true, status: true },
+  writable: studentFields,
   unique: ['email'],
   uniqueIgnoringCase: ['email'],
   derived: { name_key: values => fold(values.name) },

@@ -2,10 +2,10 @@
 import type { Book, Student } from '../contract/api-types.js'
 import type { ApiKeyInfo, Scope } from '../access/api-key-types.js'
 import type { SearchQuery } from '../domain/search/query.js'
+import type { BookValues, StudentValues } from '../domain/records.js'
 
-/** A record's writable fields, normalised and complete (absent optional fields are null). */
-export type BookValues = Omit<Book, 'book_id' | 'created_at' | 'updated_at'>
-export type StudentValues = Omit<Student, 'student_id' | 'created_at' | 'updated_at'>
+// What a record's values are is the domain's (src/domain/records.ts); the engines store them as they are.
+export type { BookValues, StudentValues }
 
 export interface Page<T> {
   items: T[]

@@ -1,7 +1,7 @@
 // PostgreSQL's migrations, one per version of the schema history, applied at start under an advisory lock.
 import type { ClientBase } from 'pg'
-import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory } from '../schema.js'
-import { bookTable, studentTable, type TableSpec } from '../tables.js'
+import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory, version4Keys } from '../schema.js'
+import { fold } from '../../domain/search/fold.js'
 
 // Append only: a released migration is never edited, so every database reaches the same schema.
 export const postgresMigrations: MigrationScripts = {
@@ -199,16 +199,17 @@ export async function migrate (client: ClientBase, scripts: MigrationScripts = p
 
 /** Fills the folded keys of rows written before version 4, a batch per statement, in the migration's transaction. */
 async function backfillKeys (client: ClientBase, progress: MigrationProgress | undefined): Promise<void> {
-  for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
-    const keys = Object.keys(spec.derived)
+  for (const spec of version4Keys) {
+    const keys = Object.keys(spec.keys)
+    const folded = spec.keys as Record<string, string>
     const { rows: [{ total }] } = await client.query(`SELECT count(*)::int AS total FROM ${spec.table}`) as unknown as { rows: [{ total: number }] }
     const update = `UPDATE ${spec.table} SET ${keys.map(k => `${k} = v.${k}`).join(', ')}
       FROM unnest($1::bigint[], ${keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}) AS v(seq, ${keys.join(', ')}) WHERE ${spec.table}.seq = v.seq`
     let done = 0
     for (let last = '0'; ;) {
-      const { rows } = await client.query(`SELECT seq, ${Object.keys(spec.writable).join(', ')} FROM ${spec.table} WHERE seq > $1 ORDER BY seq LIMIT 1000`, [last]) as { rows: ({ seq: string } & Record<string, unknown>)[] }
+      const { rows } = await client.query(`SELECT seq, ${Object.values(spec.keys).join(', ')} FROM ${spec.table} WHERE seq > $1 ORDER BY seq LIMIT 1000`, [last]) as { rows: ({ seq: string } & Record<string, unknown>)[] }
       if (rows.length === 0) break
-      await client.query(update, [rows.map(r => r.seq), ...keys.map(k => rows.map(r => spec.derived[k]!(r)))])
+      await client.query(update, [rows.map(r => r.seq), ...keys.map(k => rows.map(r => fold(r[folded[k]!] as string)))])
       last = rows.at(-1)!.seq
       done += rows.length
       if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress?.(`${spec.table}: folded keys for ${done} of ${total} rows`)

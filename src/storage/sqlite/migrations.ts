@@ -1,7 +1,7 @@
 // SQLite's migrations, one per version of the schema history, tracked in SQLite's user_version.
 import type { Database } from 'better-sqlite3'
-import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory } from '../schema.js'
-import { bookTable, studentTable, type TableSpec } from '../tables.js'
+import { latestVersion, type MigrationProgress, type MigrationScripts, newerSchemaMessage, progressEvery, schemaHistory, version4Keys } from '../schema.js'
+import { fold } from '../../domain/search/fold.js'
 
 // Append only: a released migration is never edited, so every database reaches the same schema.
 export const sqliteMigrations: MigrationScripts = {
@@ -191,16 +191,17 @@ export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrati
  * progress for tables large enough to take a while.
  */
 function backfillKeys (db: Database, progress: MigrationProgress | undefined): void {
-  for (const spec of [bookTable, studentTable] as TableSpec<object>[]) {
-    const keys = Object.keys(spec.derived)
+  for (const spec of version4Keys) {
+    const keys = Object.keys(spec.keys)
+    const folded = spec.keys as Record<string, string>
     const total = db.prepare(`SELECT count(*) FROM ${spec.table}`).pluck().get() as number
-    const rows = db.prepare(`SELECT seq, ${Object.keys(spec.writable).join(', ')} FROM ${spec.table} WHERE seq > ? ORDER BY seq LIMIT 1000`)
+    const rows = db.prepare(`SELECT seq, ${Object.values(spec.keys).join(', ')} FROM ${spec.table} WHERE seq > ? ORDER BY seq LIMIT 1000`)
     const update = db.prepare(`UPDATE ${spec.table} SET ${keys.map(k => `${k} = @${k}`).join(', ')} WHERE seq = @seq`)
     let done = 0
     for (let last = 0; ;) {
       const batch = rows.all(last) as ({ seq: number } & Record<string, unknown>)[]
       if (batch.length === 0) break
-      for (const row of batch) update.run({ seq: row.seq, ...Object.fromEntries(keys.map(k => [k, spec.derived[k]!(row)])) })
+      for (const row of batch) update.run({ seq: row.seq, ...Object.fromEntries(keys.map(k => [k, fold(row[folded[k]!] as string)])) })
       last = batch.at(-1)!.seq
       done += batch.length
       if (total >= progressEvery && (done === total || done % (progressEvery * 10) === 0)) progress?.(`${spec.table}: folded keys for ${done} of ${total} rows`)
