@@ -13,6 +13,7 @@ t.test('the rules of the harness (synthetic Markdown)', async t => {
   t.equal(unmatchedLine('a.c', 'abc'), 'a.c', 'only … is a wildcard')
 
   t.same(missingFromCi('# install\nnpm ci\n\napt-get install -y jq', ['x npm ci y']), ['apt-get install -y jq'], 'each command line of an sh ci block must appear in .ci')
+  t.same(missingFromCi('npm test', ['# CI runs npm test\nnpm ci']), ['npm test'], 'a command that .ci names only in a comment is missing')
 
   t.same(parseDotenv('# c\n\nA=1\nB="two words"\nC=\'q\'\nnot a pair'), { env: { A: '1', B: 'two words', C: 'q' }, problems: ['not a pair'] })
 
