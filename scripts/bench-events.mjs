@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { run } from './bench/cli.mjs'
+import { run } from './cli.mjs'
 import { now } from './bench/clock.mjs'
 import { openStream } from './bench/event-stream.mjs'
 import { databaseUrl, duration, opts, rate, streamCount } from './bench/events-options.mjs'

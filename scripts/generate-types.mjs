@@ -1,6 +1,6 @@
 // Generates generated/openapi.d.ts from openapi.yaml; with --check, fails if the committed file is stale.
 import { readFile, writeFile } from 'node:fs/promises'
-import { parseArgs } from 'node:util'
+import { commandLine } from './cli.mjs'
 import openapiTS, { astToString } from 'openapi-typescript'
 
 const specUrl = new URL('../openapi.yaml', import.meta.url)
@@ -9,18 +9,8 @@ const header = '// Generated from openapi.yaml by `npm run generate` (scripts/ge
 
 const usage = `Usage: npm run generate         writes generated/openapi.d.ts from openapi.yaml
        npm run generate:check   (--check) fails if the committed file is stale, writes nothing`
-let options
-try {
-  ({ values: options } = parseArgs({ options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }))
-} catch (error) {
-  // A mistyped --check must not quietly regenerate the file and pass.
-  console.error(`generate-types: ${error.message.split('. ')[0]}\n${usage}`)
-  process.exit(2)
-}
-if (options.help) {
-  console.log(usage)
-  process.exit(0)
-}
+// A mistyped --check must not quietly write the file and pass: it is refused (exit 2).
+const { opts: options } = commandLine('npm run generate', usage, { check: { type: 'boolean', default: false } })
 
 const ast = await openapiTS(specUrl, { alphabetize: false })
 const fresh = header + astToString(ast)

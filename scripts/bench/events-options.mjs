@@ -1,7 +1,7 @@
 // `npm run bench:events`' command line: its usage, the options read once, and this run's PostgreSQL database.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { commandLine } from './cli.mjs'
+import { commandLine } from '../cli.mjs'
 import { root } from './paths.mjs'
 import { benchDatabase, defaultPostgresUrl, postgresUrl } from './postgres.mjs'
 

@@ -1,5 +1,5 @@
 // `npm run bench`'s command line: its usage, the options read once, and the settings and report labels they make.
-import { commandLine } from './cli.mjs'
+import { commandLine } from '../cli.mjs'
 import { benchDatabase, defaultPostgresUrl, postgresUrl } from './postgres.mjs'
 
 const usage = `usage: npm run bench -- [options]

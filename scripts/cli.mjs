@@ -1,4 +1,4 @@
-// The benchmark scripts' command lines: options parsed once, --help, bad usage as one line naming the option (exit 2), a failure as its stack (exit 1).
+// The scripts' command lines: options parsed once, --help, bad usage as one line naming the option (exit 2), a failure as its stack (exit 1).
 import { parseArgs } from 'node:util'
 
 /**
