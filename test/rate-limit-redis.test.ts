@@ -53,13 +53,16 @@ t.test('an unreachable REDIS_URL without an error hook still serves', async t =>
 })
 
 t.test(`with Redis at ${testRedisUrl}`, redis, async t => {
+  // These tests are about sharing and atomicity, not about a slow Redis: under a loaded CI a 250 ms answer
+  // (REDIS_TIMEOUT_MS's default) was once late, and that node counted on its own, as it is meant to then.
+  const shared = { redisUrl: testRedisUrl, redisTimeout: 10_000 }
   t.test('two nodes share one quota: of 2L requests alternating between them, exactly L pass, and RateLimit counts down across both', async t => {
     const { prefix, client } = redisKeyPrefix(t)
     // A window far longer than the test, so that no window boundary falls inside it.
     const limit = { requests: 6, seconds: 3600 }
     const nodes = [
-      await build(t, { redisUrl: testRedisUrl, redisKeyPrefix: prefix, rateLimit: limit }),
-      await build(t, { redisUrl: testRedisUrl, redisKeyPrefix: prefix, rateLimit: limit })
+      await build(t, { ...shared, redisKeyPrefix: prefix, rateLimit: limit }),
+      await build(t, { ...shared, redisKeyPrefix: prefix, rateLimit: limit })
     ]
     const seen = []
     for (let i = 0; i < 2 * limit.requests; i++) seen.push(await get(nodes[i % 2]!))
@@ -81,8 +84,8 @@ t.test(`with Redis at ${testRedisUrl}`, redis, async t => {
     const limit = { requests: 25, seconds: 3600 }
     const repositories = openSqliteRepositories(':memory:')
     const nodes = [
-      await build(t, { redisUrl: testRedisUrl, redisKeyPrefix: prefix, rateLimitAnonymous: limit }, { repositories }),
-      await build(t, { redisUrl: testRedisUrl, redisKeyPrefix: prefix, rateLimitAnonymous: limit })
+      await build(t, { ...shared, redisKeyPrefix: prefix, rateLimitAnonymous: limit }, { repositories }),
+      await build(t, { ...shared, redisKeyPrefix: prefix, rateLimitAnonymous: limit })
     ]
     const statuses = await Promise.all(Array.from({ length: 60 }, async (_, i) =>
       (await nodes[i % 2]!.request({ method: 'GET', url: '/books', key: null })).statusCode))
@@ -93,7 +96,7 @@ t.test(`with Redis at ${testRedisUrl}`, redis, async t => {
   t.test('a counter that lost its expiry gets one again, so it cannot block a caller for ever', async t => {
     const { prefix, client } = redisKeyPrefix(t)
     await client.set(`${prefix}60:key:admin`, '100')
-    const api = await build(t, { redisUrl: testRedisUrl, redisKeyPrefix: prefix, rateLimit: { requests: 600, seconds: 60 } })
+    const api = await build(t, { ...shared, redisKeyPrefix: prefix, rateLimit: { requests: 600, seconds: 60 } })
     const seen = await get(api)
     t.same(seen, { status: 200, ratelimit: '"keyed";r=499;t=60', retryAfter: undefined })
     t.ok(await client.pttl(`${prefix}60:key:admin`) > 0)
