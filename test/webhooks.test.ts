@@ -143,6 +143,20 @@ t.test('URLs that cannot be delivered to are refused at registration, naming why
   t.notMatch(internal.body, /10\.20\.30\.40|private/, 'neither the address an internal name resolves to nor its range is told')
 })
 
+t.test('what is not a URL at all is refused as one, before any lookup', async t => {
+  const policy = new AddressPolicy([], async host => { throw new Error(`asked to resolve ${host}`) })
+  await t.rejects(policy.check('hooks.example.org/books'), new RefusedUrlError('must be an https URL'))
+})
+
+t.test('a failure of the address check that is no refusal is the server\'s: a 500 that tells nothing of it', async t => {
+  // A resolver answering what is not an address makes the check itself fail, as a bug would.
+  const broken: Resolve = async () => [{ address: 'not-an-address', family: 4 }]
+  const api = await build(t, { webhookPollInterval: 0 }, { resolve: broken })
+  const res = await api.request({ method: 'POST', url: '/webhook-endpoints', payload: { url, types: ['book.created'] } })
+  t.equal(res.statusCode, 500)
+  t.notMatch(res.body, /not-an-address|ipaddr|Error:/, 'neither the address nor the error is told')
+})
+
 t.test('the allowlist admits its addresses, over http and on any port', async t => {
   const policy = new AddressPolicy(['127.0.0.1', '10.0.0.0/8', '::1'])
   await policy.check('http://127.0.0.1:8080/hooks')

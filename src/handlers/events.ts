@@ -43,7 +43,9 @@ export function eventHandlers (feed: EventFeed, streams: EventStreams, apiKeys: 
     async listEvents (request, reply) {
       const types = typesOf(request, request.query.types)
       const after = await startingPoint(request.query.after, 'after', () => feed.oldest())
-      const page = await feed.read(after, types, request.query.limit ?? 100)
+      // The contract's default (100) fills an absent limit during validation.
+      const { limit = 100 } = request.query
+      const page = await feed.read(after, types, limit)
       const items = page.events.map(event => eventJson(event.position, event.envelope)).join(',')
       return reply.type(json).send(`{"items":[${items}],"next_cursor":"${page.next}"}`)
     },
