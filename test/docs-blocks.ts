@@ -9,6 +9,9 @@ export const shares = 3
 
 /** The blocks of every Markdown file whose place in the sorted list is `share` modulo `shares` (1-based). */
 export function runShare (share: number): void {
+  // Several files, each with a service and a bash session, one after the other (docs/client.md installs
+  // packages: 110 s once on a loaded CI): far more than tap's default for a test file.
+  t.setTimeout(1_200_000)
   for (const rel of runnable.filter((_, index) => index % shares === share - 1)) {
     t.test(rel, async t => {
       t.setTimeout(240_000)
