@@ -3,6 +3,9 @@ import t from 'tap'
 import { type Result, runDoc, serverEntry } from './docs-harness.js'
 import { anchorsOf, createsDatabase, linkProblems, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'
 
+// Services and bash sessions one after the other: more than tap's default for a file on a loaded CI.
+t.setTimeout(600_000)
+
 t.test('the rules of the harness (synthetic Markdown)', async t => {
   t.same(readBlocks('```\nbare\n```\n\n    indented\n\n- item\n\n  ```sh   ci\n  npm ci\n  ```\n').problems.map(p => p.line), [1, 5], 'a bare fence and an indented block have no kind')
   t.same(readBlocks('- item\n\n  ```sh   ci\n  npm ci\n  ```\n').blocks, [{ kind: 'sh ci', line: 3, code: 'npm ci' }], 'a block inside a list is found, its info string read by words')
