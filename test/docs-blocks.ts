@@ -14,7 +14,7 @@ export function runShare (share: number): void {
   t.setTimeout(1_200_000)
   for (const rel of runnable.filter((_, index) => index % shares === share - 1)) {
     t.test(rel, async t => {
-      t.setTimeout(240_000)
+      t.setTimeout(600_000)
       assertResults(t, rel, await runDoc(t, rel, readFileSync(join(root, rel), 'utf8'), rel.startsWith('docs/')))
     })
   }

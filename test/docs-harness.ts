@@ -13,8 +13,8 @@
 //   crashed runs), created empty unless the file creates it itself, dropped afterwards. No other database is touched.
 //   Redis URLs are left as documented (CI runs Redis on 127.0.0.1:6379); a guide's counters there live a window long.
 // - A file with a block of no known kind runs none of its commands (a README still in the making could say npm install).
-// - Each sh block has 120 s; a `sh background` block runs as its own process group and must answer /health/live (ops
-//   port or API port) within 120 s, and exit 0 on SIGTERM leaving no process of its group behind.
+// - Each sh block has 240 s; a `sh background` block runs as its own process group and must answer /health/live (ops
+//   port or API port) within 240 s, and exit 0 on SIGTERM leaving no process of its group behind.
 // - ts blocks are compiled (tsc --strict, the client package from client/src), not run: running them would need the
 //   client package built and a TypeScript loader per block, seconds each on a loaded CI, for what the sh blocks already
 //   check against the service with curl; what drifts in a snippet is its types (operations, fields, options).
@@ -41,7 +41,7 @@ export const serverEntry = 'dist/server.js'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
 // A loaded 2-core CI runs three test files beside this one: generous bounds, each tied to an event.
-const blockTimeout = 120_000
+const blockTimeout = 240_000
 const stopTimeout = 30_000
 
 /** Markdown files under `dir` (relative to the root), sorted. */
@@ -255,7 +255,10 @@ export async function runDoc (t: Test, rel: string, markdown: string, guide: boo
     DATABASE_PATH: join(dir, 'data.sqlite'),
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
-    npm_config_audit: 'false'
+    npm_config_audit: 'false',
+    // A guide's npm install (docs/client.md) takes what npm's cache holds instead of asking the registry
+    // about each package again: on a loaded CI those round trips alone outlasted a block's bound.
+    npm_config_prefer_offline: 'true'
   }
   let session: Session | undefined
   let service: { child: ChildProcess, output: () => string } | undefined
