@@ -34,6 +34,7 @@ import { loadConfig } from '../src/config/index.js'
 import { spec, validatorAt } from './contract.js'
 import { type Block, createsDatabase, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'
 import { serverUrl } from './postgres.js'
+import { groupAlive } from './process.js'
 import { freePort, needService } from './services.js'
 
 const keysEntry = 'dist/cli/keys.js'
@@ -129,15 +130,6 @@ class Session {
 
   kill (): void {
     try { process.kill(-this.child.pid!, 'SIGKILL') } catch {}
-  }
-}
-
-function groupAlive (pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch {
-    return false
   }
 }
 

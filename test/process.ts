@@ -94,3 +94,13 @@ export function runTool (command: string, args: string[], cwd: string): Promise<
     })
   })
 }
+
+/** Whether any process of the process group `pgid` is still running. */
+export function groupAlive (pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
+import { groupAlive } from './process.js'
 
 // `npm start` builds first (prestart): two tsc runs on a busy machine.
 t.setTimeout(300_000)
@@ -49,15 +50,6 @@ async function run (t: Test, cwd: string, argv: string[]): Promise<Started> {
   }
   const port = Number(/listening on http:\/\/\S+:(\d+)/.exec(output)![1])
   return { child, port, output: () => output }
-}
-
-function groupAlive (pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 async function refused (port: number): Promise<boolean> {
