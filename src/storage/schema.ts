@@ -6,7 +6,8 @@ export const schemaHistory = [
   { version: 4, name: 'folded keys, backfilled' },
   { version: 5, name: 'list indexes and full-text search' },
   { version: 6, name: 'the change feed' },
-  { version: 7, name: 'webhook endpoints and deliveries' }
+  { version: 7, name: 'webhook endpoints and deliveries' },
+  { version: 8, name: 'search indexes written by the service' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']

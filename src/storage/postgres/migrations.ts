@@ -157,7 +157,10 @@ export const postgresMigrations: MigrationScripts = {
       UNIQUE (endpoint_id, position)
     );
     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
-  `
+  `,
+  // SQLite's search indexes moved from triggers into the service; PostgreSQL's (a generated column
+  // and its GIN index) were never triggers of ours, so nothing changes here.
+  8: `SELECT 1`
 }
 
 // Any constant works, as long as every node and release uses the same one.

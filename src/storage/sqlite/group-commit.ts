@@ -1,6 +1,7 @@
-// SQLite group commit: one transaction per event-loop tick, a savepoint per write.
+// SQLite group commit: the writes of one event-loop tick in one transaction, with no savepoint per write.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
+import { ApiError, IdempotencyKeyTakenError } from '../../http/errors.js'
 
 interface PendingWrite {
   write: () => unknown
@@ -8,13 +9,30 @@ interface PendingWrite {
   reject: (error: unknown) => void
 }
 
+/** What a batch's writes leave to be written once, just before its COMMIT (a search index). */
+export interface BatchWork {
+  write (): void
+  /** The batch rolled back: forget what its writes left. */
+  discard (): void
+}
+
+type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
+
+/** The writes' own refusals (409, 412, a key another process stored): a write throws them having written nothing. */
+const isRefusal = (error: unknown): boolean => error instanceof ApiError || error instanceof IdempotencyKeyTakenError
+
+/** A write failed for a reason of its own after it may have written: its batch must roll back. */
+class WriteFailed extends Error {}
+
 /**
- * Group commit: the writes that arrive within one event-loop tick run in ONE transaction, each in a
- * savepoint of its own (a db.transaction() function called inside a transaction is one), so a write
- * that fails (409, 412) rolls back alone. A commit is the dearest part of a write, and one commit for
- * the batch instead of one per write is what pays (issue 6). Every write is acknowledged only after
- * the COMMIT, so an acknowledged write is as durable as before; a failed COMMIT fails every write of
- * the batch. The transaction never spans an await: the batch runs synchronously from BEGIN to COMMIT.
+ * Group commit: the writes that arrive within one event-loop tick run in ONE transaction. A commit is
+ * the dearest part of a write, and one commit for the batch instead of one per write is what pays
+ * (issue 6). A write refuses (409, 412) before it writes anything, or undoes what it wrote, so a refusal
+ * touches no neighbour and no write needs a savepoint of its own (a savepoint per write cost some 15 µs,
+ * and more through the search index: BENCHMARKS.md). Any other error rolls the batch back, and its
+ * writes run again one transaction each, so that the failing one fails alone. Every write is
+ * acknowledged only after its COMMIT, and a failed COMMIT fails every write of its transaction. A
+ * transaction never spans an await: it runs synchronously from BEGIN to COMMIT.
  */
 export class GroupCommit {
   readonly #db: Database.Database
@@ -23,9 +41,10 @@ export class GroupCommit {
   readonly #rollback: Statement<[]>
   readonly #onBatch: (size: number) => void
   readonly #onCommit: () => void
+  readonly #work: BatchWork[] = []
   #queue: PendingWrite[] = []
 
-  /** `onCommit`: told after each batch commits, before its writers hear of it. */
+  /** `onCommit`: told after each transaction commits, before its writers hear of it. */
   constructor (db: Database.Database, onCommit: () => void, onBatch: (size: number) => void = () => {}) {
     this.#db = db
     this.#onCommit = onCommit
@@ -37,7 +56,12 @@ export class GroupCommit {
     this.#rollback = db.prepare('ROLLBACK')
   }
 
-  /** Runs `write` (a db.transaction() function, so a savepoint here) in the next batch. */
+  /** Work every batch does before its COMMIT. */
+  join (work: BatchWork): void {
+    this.#work.push(work)
+  }
+
+  /** Runs `write` in the next batch. It must throw only refusals (ApiError) once it has written: see the class. */
   run<R> (write: () => R): Promise<R> {
     return new Promise((resolve, reject) => {
       // setImmediate runs after the poll phase, so every request read in this tick joins the batch.
@@ -51,31 +75,54 @@ export class GroupCommit {
     const batch = this.#queue
     if (batch.length === 0) return
     this.#queue = []
-    const outcomes: { ok: boolean, value: unknown }[] = []
+    this.#onBatch(batch.length)
+    let outcomes: Outcome[]
+    try {
+      outcomes = this.#transaction(batch)
+    } catch (error) {
+      if (!(error instanceof WriteFailed) || batch.length === 1) {
+        for (const pending of batch) pending.reject(error instanceof WriteFailed ? error.cause : error)
+        return
+      }
+      // One write failed with its neighbours' work in the transaction: each on its own now.
+      outcomes = batch.map(pending => {
+        try {
+          return this.#transaction([pending])[0]!
+        } catch (error) {
+          return { ok: false, error: error instanceof WriteFailed ? error.cause : error }
+        }
+      })
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i]!
+      if (outcome.ok) pending.resolve(outcome.value)
+      else pending.reject(outcome.error)
+    })
+  }
+
+  /** Runs the writes from BEGIN to COMMIT; throws (rolled back) when the transaction cannot commit them all as run. */
+  #transaction (batch: PendingWrite[]): Outcome[] {
+    const outcomes: Outcome[] = []
     try {
       this.#begin.run()
       for (const { write } of batch) {
         try {
           outcomes.push({ ok: true, value: write() })
         } catch (error) {
-          // Some failures (disk full, I/O error, a trigger's RAISE(ROLLBACK)) end the whole transaction:
-          // the batch's earlier writes are gone and later ones would commit on their own, so stop here.
+          // Some failures (disk full, I/O error, a trigger's RAISE(ROLLBACK)) end the whole transaction.
           if (!this.#db.inTransaction) throw error
-          outcomes.push({ ok: false, value: error })
+          if (!isRefusal(error)) throw new WriteFailed('a write failed', { cause: error })
+          outcomes.push({ ok: false, error })
         }
       }
+      for (const work of this.#work) work.write()
       this.#commit.run()
     } catch (error) {
       if (this.#db.inTransaction) this.#rollback.run()
-      for (const pending of batch) pending.reject(error)
-      return
+      for (const work of this.#work) work.discard()
+      throw error
     }
-    this.#onBatch(batch.length)
     this.#onCommit()
-    batch.forEach((pending, i) => {
-      const { ok, value } = outcomes[i]!
-      if (ok) pending.resolve(value)
-      else pending.reject(value)
-    })
+    return outcomes
   }
 }

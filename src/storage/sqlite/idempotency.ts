@@ -9,6 +9,7 @@ export class SqliteIdempotency implements IdempotencyStore {
   readonly #find: Statement<[string, string, number], { fingerprint: string, status: number, headers: string, body: string }>
   readonly #insert: Statement<[Omit<IdempotencyEntry, 'response'> & { status: number, headers: string, body: string }]>
   readonly #sweep: Statement<[number]>
+  readonly #release: Statement<[string, string]>
 
   constructor (db: Database.Database) {
     this.#find = db.prepare('SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ? AND expires_at > ?')
@@ -16,6 +17,7 @@ export class SqliteIdempotency implements IdempotencyStore {
       VALUES (@scope, @key, @fingerprint, @status, @headers, @body, @expiresAt)`)
     // The index on expires_at keeps this cheap, so no separate cleanup job is needed.
     this.#sweep = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?')
+    this.#release = db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ?')
   }
 
   async find (scope: string, key: string, now: number) {
@@ -30,10 +32,15 @@ export class SqliteIdempotency implements IdempotencyStore {
     try {
       this.#insert.run({ ...entry, status: response.status, headers: JSON.stringify(response.headers), body: response.body })
     } catch (error) {
-      // Another process on the same file stored the key first; the savepoint takes the record back too.
+      // Another process on the same file stored the key first; the failed statement wrote nothing.
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new IdempotencyKeyTakenError()
       throw error
     }
+  }
+
+  /** Gives back a key `store` claimed in this transaction for a record that could not be written. */
+  release ({ scope, key }: IdempotencyEntry): void {
+    this.#release.run(scope, key)
   }
 
   sweep (now: number): void {

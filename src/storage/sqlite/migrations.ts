@@ -170,6 +170,15 @@ export const sqliteMigrations: MigrationScripts = {
         UNIQUE (endpoint_id, position)
       ) STRICT;
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
+    `,
+  // The service writes the FTS5 indexes itself, once per batch (search-index.ts): a trigger ran inside
+  // each write's statement, where FTS5 wrote a segment per write. The indexes' contents do not change.
+  8: `
+      DROP TRIGGER books_fts_insert;
+      DROP TRIGGER books_fts_update;
+      DROP TRIGGER books_fts_delete;
+      DROP TRIGGER students_fts_insert;
+      DROP TRIGGER students_fts_update;
     `
 }
 

@@ -11,10 +11,13 @@ import { eventEnvelope, type EventType } from '../events.js'
 import type { EventWriter } from './events.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
+import { SqliteSearchIndex } from './search-index.js'
 import type { SqliteIdempotency } from './idempotency.js'
 
 type Row = Record<string, unknown>
 type VersionedRow = Row & { revision: number }
+/** What a replace or delete reads of the row first: its seq, revision, creation, unique and searched columns. */
+type CurrentRow = VersionedRow & { seq: number, created_at: string }
 
 const versioned = <T>({ revision, ...record }: VersionedRow): Versioned<T> => ({ record: record as T, revision })
 
@@ -60,7 +63,7 @@ export class SqliteTable<T, V extends object> {
   readonly #statements = new LRUCache<string, Statement>({ max: statementsCached })
   readonly #db: Database.Database
   readonly #get: Statement<[string], VersionedRow>
-  readonly #current: Statement<[string], VersionedRow>
+  readonly #current: Statement<[string], CurrentRow>
   readonly #insert: Statement<[Row]>
   readonly #update: Statement<[Row]>
   readonly #updateKeepingUnique: Statement<[Row]>
@@ -88,7 +91,7 @@ export class SqliteTable<T, V extends object> {
     const derived = Object.keys(spec.derived)
     this.#listing = new ListStatements(table, spec.list, sqliteDialect(spec as unknown as TableSpec<object>, all), listLimits, all.length)
     this.#get = db.prepare(`SELECT ${columns}, revision FROM ${table} WHERE ${idColumn} = ?`)
-    this.#current = db.prepare(`SELECT ${['revision', 'created_at', ...spec.unique].join(', ')} FROM ${table} WHERE ${idColumn} = ?`)
+    this.#current = db.prepare(`SELECT ${['seq', 'revision', 'created_at', ...spec.unique, ...spec.list.searched].join(', ')} FROM ${table} WHERE ${idColumn} = ?`)
     // The stored record is exactly the values written (STRICT tables convert nothing), so writes build
     // it in JS rather than read it back with RETURNING, which costs a row object per write.
     this.#insert = db.prepare(`INSERT INTO ${table} (${[...all, ...derived].join(', ')}) VALUES (${[...all, ...derived].map(c => '@' + c).join(', ')})`)
@@ -103,52 +106,75 @@ export class SqliteTable<T, V extends object> {
     this.#updateKeepingUnique = update(writable.filter(c => !(spec.unique as string[]).includes(c)))
     this.#delete = db.prepare(`DELETE FROM ${table} WHERE ${idColumn} = ?`)
 
+    const search = new SqliteSearchIndex(db, table, spec.list.searched)
+    writes.join(search)
+    const searched = (row: Row) => spec.list.searched.map(c => row[c])
     // Each write runs inside GroupCommit's IMMEDIATE transaction, so a check and its write see the same row.
-    const current = (id: string, expected: ExpectedRevisions): VersionedRow | null => {
+    const current = (id: string, expected: ExpectedRevisions): CurrentRow | null => {
       const row = this.#current.get(id)
       if (row === undefined) return null
       if (expected !== null && !expected.includes(row.revision)) throw PreconditionFailedError.of(kind, expected, row.revision)
       return row
     }
-    // In the write's savepoint: the change and its event are kept together or not at all.
+    // In the write's transaction: the change and its event are kept together or not at all.
     const changed = (change: 'created' | 'replaced' | 'deleted', id: string, time: string, revision: number, record: unknown) => {
       const type = `${kind}.${change}` as EventType
       events.append(type, eventEnvelope(type, `${spec.path}/${id}`, time, id, revision, record), time)
     }
-    // Called inside the batch's transaction, these run as savepoints: a failure undoes only its own write.
-    this.#create = db.transaction((values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
+    // No savepoints (GroupCommit): each write refuses before its first change, or undoes what it changed.
+    this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
       this.#pages?.clear()
       const now = new Date()
       const record = { [idColumn]: uuidv7(), ...values, created_at: now.toISOString(), updated_at: now.toISOString() }
       // A new row's revision is the column's default, 1.
       const created: Versioned<T> = { record: record as T, revision: 1 }
       // The key is claimed first: a request whose key another process stored meanwhile replays that
-      // one's answer rather than meeting its record as a duplicate (the savepoint undoes the claim if
-      // the record cannot be written).
-      if (remember !== undefined) idempotency.store(remember(created), now.getTime())
-      this.#insert.run({ ...record, ...derivedColumns(this.#spec, values) })
+      // one's answer rather than meeting its record as a duplicate.
+      const entry = remember?.(created)
+      if (entry !== undefined) idempotency.store(entry, now.getTime())
+      const row = { ...record, ...derivedColumns(this.#spec, values) }
+      let seq: number
+      try {
+        seq = Number(this.#insert.run(row).lastInsertRowid)
+      } catch (error) {
+        // A failed statement undoes itself; the claim before it is given back.
+        if (entry !== undefined) idempotency.release(entry)
+        throw this.#refusal(error)
+      }
+      search.indexed(seq, searched(row))
       changed('created', record[idColumn] as string, record.created_at, 1, record)
       return created
-    })
-    this.#replace = db.transaction((id: string, values: V, expected: ExpectedRevisions) => {
+    }
+    this.#replace = (id: string, values: V, expected: ExpectedRevisions) => {
       this.#forget(id)
       const row = current(id, expected)
       if (row === null) return null
       const keepsUnique = spec.unique.every(c => values[c] === row[c])
       const record = { [idColumn]: id, ...values, created_at: row.created_at, updated_at: new Date().toISOString() }
-      ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run({ ...record, ...derivedColumns(this.#spec, values) })
+      const written = { ...record, ...derivedColumns(this.#spec, values) }
+      try {
+        ;(keepsUnique ? this.#updateKeepingUnique : this.#update).run(written)
+      } catch (error) {
+        throw this.#refusal(error)
+      }
+      const [before, after] = [searched(row), searched(written)]
+      if (before.some((value, i) => value !== after[i])) {
+        search.unindexed(row.seq, before)
+        search.indexed(row.seq, after)
+      }
       changed('replaced', id, record.updated_at, row.revision + 1, record)
       return { record: record as T, revision: row.revision + 1 }
-    })
-    this.#remove = db.transaction((id: string, expected: ExpectedRevisions) => {
+    }
+    this.#remove = (id: string, expected: ExpectedRevisions) => {
       this.#forget(id)
       const row = current(id, expected)
       if (row === null) return false
       this.#delete.run(id)
+      search.unindexed(row.seq, searched(row))
       // A deletion is the record's last change: its revision is one past the last one stored.
       changed('deleted', id, new Date().toISOString(), row.revision + 1, null)
       return true
-    })
+    }
   }
 
   /**
@@ -199,27 +225,22 @@ export class SqliteTable<T, V extends object> {
   }
 
   async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>> {
-    return this.#writes.run(() => this.#write(() => this.#create(values, remember)))
+    return this.#writes.run(() => this.#create(values, remember))
   }
 
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
-    return this.#writes.run(() => this.#write(() => this.#replace(id, values, expected)))
+    return this.#writes.run(() => this.#replace(id, values, expected))
   }
 
   async delete (id: string, expected: ExpectedRevisions): Promise<boolean> {
     return this.#writes.run(() => this.#remove(id, expected))
   }
 
-  /** Runs a write, turning a unique-constraint failure into a DuplicateError naming the field. */
-  #write<R> (write: () => R): R {
-    try {
-      return write()
-    } catch (error) {
-      const field = error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE'
-        ? /\.(\w+)$/.exec(error.message)?.[1]
-        : undefined
-      if (field !== undefined && this.#writable.includes(field)) throw new DuplicateError(this.#spec.kind, field)
-      throw error
-    }
+  /** A failed write statement's error: a unique value taken is the 409 naming the field; anything else as it is. */
+  #refusal (error: unknown): unknown {
+    const field = error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE'
+      ? /\.(\w+)$/.exec(error.message)?.[1]
+      : undefined
+    return field !== undefined && this.#writable.includes(field) ? new DuplicateError(this.#spec.kind, field) : error
   }
 }
