@@ -160,7 +160,7 @@ export const postgresMigrations: MigrationScripts = {
   `,
   // SQLite's search indexes moved from triggers into the service; PostgreSQL's (a generated column
   // and its GIN index) were never triggers of ours, so nothing changes here.
-  8: `SELECT 1`
+  8: 'SELECT 1'
 }
 
 // Any constant works, as long as every node and release uses the same one.
