@@ -8,6 +8,7 @@ import { connect, PipelinedClients, type PostgresSettings } from '../src/storage
 import { GroupCommit } from '../src/storage/postgres/group-commit.js'
 import { bookTypes } from '../src/storage/postgres/index.js'
 import { PostgresTable } from '../src/storage/postgres/table.js'
+import { PostgresEventFeed } from '../src/storage/postgres/events.js'
 import { testDatabase, withPostgres } from './postgres.js'
 
 await withPostgres(t, t => {
@@ -34,7 +35,7 @@ await withPostgres(t, t => {
     // Two nodes: each its own group-commit connection, as two processes have.
     const [a, b] = [new GroupCommit(spied), new GroupCommit(spied)]
     t.teardown(async () => { await a.close(); await b.close() })
-    const booksOn = (writes: GroupCommit) => new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes)
+    const booksOn = (writes: GroupCommit) => new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
     const [onA, onB] = [booksOn(a), booksOn(b)]
     const values = (title: string): BookValues => ({ title, author: 'A', isbn: null, published_year: null })
     // One batch, two writes that lock no existing row: they keep their order.

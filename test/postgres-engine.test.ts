@@ -14,6 +14,7 @@ import { PostgresIdempotency } from '../src/storage/postgres/idempotency.js'
 import { bookTypes, openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { migrate } from '../src/storage/postgres/migrations.js'
 import { PostgresTable } from '../src/storage/postgres/table.js'
+import { PostgresEventFeed } from '../src/storage/postgres/events.js'
 import { emptyDatabase, testDatabase, withPostgres } from './postgres.js'
 
 const settingsFor = (url: string, statementTimeout = 5000): PostgresSettings => ({ url, connections: 1, connectTimeout: 2000, statementTimeout })
@@ -193,7 +194,7 @@ await withPostgres(t, t => {
     })
     const reads = new PipelinedClients(settingsFor(url))
     t.teardown(async () => { await writes.close(); await reads.close() })
-    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes)
+    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
     const blocker = await session(t, url)
     const probe = await session(t, url)
     const writer = () => pids.at(-1)
@@ -240,7 +241,7 @@ await withPostgres(t, t => {
     await probe.query('DROP INDEX books_title_operator')
 
     // A spec that names no unique column still reports a conflict as a 409.
-    const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes)
+    const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
     await t.rejects(loose.create(values('again', '9780441013593')), new DuplicateError('book', 'book_id'))
 
     // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.

@@ -24,7 +24,7 @@ export interface HandlerOptions {
 }
 
 export async function serviceHandlers (repositories: Repositories, options: HandlerOptions): Promise<ServiceHandlers> {
-  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()), feed: repositories.events }
+  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()) }
   const idempotency = new Idempotency(repositories.idempotency, options.idempotencyTtlSeconds)
   return {
     ...bookHandlers(repositories.books, lists, idempotency),

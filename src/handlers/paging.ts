@@ -6,11 +6,12 @@ import { QueryError, ValidationError } from '../http/errors.js'
 import { FOLD_VERSION } from '../domain/search/fold.js'
 import { parseSearch, printSearch, type SearchSyntaxError } from '../domain/search/query.js'
 import { SearchTooBroadError } from '../storage/list-sql.js'
-import type { EventFeed, ListQuery, Page, RecordStore } from '../storage/types.js'
+import type { ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
 
-// A page object stands for one query, limit and position: its answer, cursor and Link included, is fixed.
-const pages = new Representations<Page<unknown>>()
+// A page's items (an array a cached page keeps) stand for one query, limit and position: its answer,
+// cursor and Link included, is fixed.
+const pages = new Representations<unknown[]>()
 
 /** How a list's query parameters map to storage's filters. */
 export interface ListParameters {
@@ -115,16 +116,15 @@ export function signCursor (cursors: CursorCodec, list: ListParameters, rawQuery
   return cursors.encode(list.path, `${parseQuery(rawQuery, list).binding}~${position}`)
 }
 
-/** What every list needs besides its records: cursors to sign, and the change feed whose position each page reports. */
+/** What every list needs besides its records: cursors to sign. */
 export interface ListContext {
   cursors: CursorCodec
-  feed: EventFeed
 }
 
 export async function listPage<T> (
   request: ListRequest,
   reply: FastifyReply,
-  { cursors, feed }: ListContext,
+  { cursors }: ListContext,
   store: RecordStore<T, never>,
   list: ListParameters
 ): Promise<FastifyReply> {
@@ -141,21 +141,22 @@ export async function listPage<T> (
     }
     after = position.slice(separator + 1)
   }
-  // Read before the page: every change after this position is either in the page or after it in the
+  // Read with the page: every change after this position is either in the page or after it in the
   // feed, so a client that lists, then follows the feed from here, misses nothing. Only for a caller
   // with a key: the feed needs one, and the position, which moves with every write, would tell anyone
   // how often the service is written to (students enrolled included).
-  if (request.caller.kind === 'key') reply.header('events-cursor', await feed.head())
-  let page: Page<T>
+  const withPosition = request.caller.kind === 'key'
+  let page: ListedPage<T>
   try {
-    page = await store.list(query, limit, after)
+    page = await store.list(query, limit, after, withPosition)
   } catch (error) {
     if (error instanceof SearchTooBroadError) {
       throw new QueryError('/problems/search-too-broad', 'sort', `q matches more than ${error.cap} ${list.plural}; sort by relevance or created_at, or narrow q`)
     }
     throw error
   }
-  return pages.send(reply, page, () => {
+  if (withPosition) reply.header('events-cursor', page.position)
+  return pages.send(reply, page.items, () => {
     const nextCursor = page.after === null ? null : cursors.encode(list.path, `${binding}~${page.after}`)
     const body: { items: T[], next_cursor: string | null } = { items: page.items, next_cursor: nextCursor }
     if (nextCursor === null) return { body }

@@ -9,8 +9,8 @@ interface Answer {
 }
 
 /**
- * Sends a 200 answer built from `source`, a record or page the repository keeps in its cache and never
- * changes: `build` runs, and the body is serialised by the route's response schema, the first time
+ * Sends a 200 answer built from `source`, a record or a page's items the repository keeps in its cache
+ * and never changes: `build` runs, and the body is serialised by the route's response schema, the first time
  * only, for as long as `source` lives. Serialising a list page of 20 and signing its cursor were a
  * fifth of a list's CPU (issue 6).
  */

@@ -5,7 +5,12 @@ import type { ListQuery, Page } from './types.js'
 
 export type SqlValue = string | number | null
 /** Runs one statement and returns its rows as arrays, columns in SELECT order. */
-export type RunSql = (sql: string, params: SqlValue[]) => Promise<SqlValue[][]>
+/**
+ * Runs one list statement. `planFixed`: the best plan is the same whatever the parameters' values (a
+ * seek down the sort's index), so an engine may plan it once and keep the plan. Every list statement's
+ * first column is never NULL.
+ */
+export type RunSql = (sql: string, params: SqlValue[], planFixed?: boolean) => Promise<SqlValue[][]>
 
 /** What differs between the engines' SQL for lists. */
 export interface ListDialect {
@@ -198,7 +203,7 @@ export class ListStatements {
     const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
     const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${this.#where(where)}
       ORDER BY ${this.#order('t', query.sort)} LIMIT ${p.add(limit + 1)}`
-    return this.#pageOf(await run(sql, p.values), limit, null)
+    return this.#pageOf(await run(sql, p.values, true), limit, null)
   }
 
   /**

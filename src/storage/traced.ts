@@ -28,14 +28,14 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
   return {
     engine: repositories.engine,
     books: {
-      list: async (query, limit, after) => traced('books.list', () => books.list(query, limit, after)),
+      list: async (query, limit, after, feedPosition) => traced('books.list', () => books.list(query, limit, after, feedPosition)),
       get: async id => traced('books.get', () => books.get(id)),
       create: async (values, remember) => traced('books.create', () => books.create(values, remember)),
       replace: async (id, values, expected) => traced('books.replace', () => books.replace(id, values, expected)),
       delete: async (id, expected) => traced('books.delete', () => books.delete(id, expected))
     },
     students: {
-      list: async (query, limit, after) => traced('students.list', () => students.list(query, limit, after)),
+      list: async (query, limit, after, feedPosition) => traced('students.list', () => students.list(query, limit, after, feedPosition)),
       get: async id => traced('students.get', () => students.get(id)),
       create: async (values, remember) => traced('students.create', () => students.create(values, remember)),
       replace: async (id, values, expected) => traced('students.replace', () => students.replace(id, values, expected))

@@ -13,6 +13,11 @@ export interface Page<T> {
   after: string | null
 }
 
+/** A page of a list, and the feed's position when it was asked for (else null). */
+export interface ListedPage<T> extends Page<T> {
+  position: string | null
+}
+
 /** A record and its revision, which grows by one on every change of the record. */
 export interface Versioned<T> {
   record: T
@@ -58,9 +63,11 @@ export interface RecordStore<T, V> {
    * Up to `limit` records matching `query` in its order, starting after `after` (a previous page's,
    * for the same query). Reads a bounded number of rows whatever the table's size; a page may hold
    * fewer than `limit` records (even none) while `after` is not null. Throws SearchTooBroadError
-   * when a search matches too many records for a sort other than relevance or creation order.
+   * when a search matches too many records for a sort other than relevance or creation order. With
+   * `feedPosition`, also the change feed's head read with the page (before it, or in its snapshot):
+   * every change after that position is in the page or after it in the feed.
    */
-  list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>>
+  list (query: ListQuery, limit: number, after: string | null, feedPosition?: boolean): Promise<ListedPage<T>>
   get (id: string): Promise<Versioned<T> | null>
   /**
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the

@@ -14,7 +14,7 @@ export const pruneBatch = 10_000
 const gate = 'pg_snapshot_xmin(pg_current_snapshot())'
 
 // The greatest position a reader can see now: the last gated event's, or the last pruned one's.
-const head = `SELECT xid, seq FROM (
+export const head = `SELECT xid, seq FROM (
     (SELECT xid, seq FROM events WHERE xid < ${gate} ORDER BY xid DESC, seq DESC LIMIT 1)
     UNION ALL SELECT xid, seq FROM events_pruned
   ) AS candidates ORDER BY xid DESC, seq DESC LIMIT 1`
@@ -33,7 +33,7 @@ function fromBase36 (digits: string): bigint {
 }
 
 /** Rows hold xid8 and bigint as decimal text (pg parses neither into a number). */
-interface PositionRow { xid: string, seq: string }
+export interface PositionRow { xid: string, seq: string }
 
 export class PostgresEventFeed implements EventFeed {
   readonly #reads: PipelinedClients
@@ -139,6 +139,11 @@ export class PostgresEventFeed implements EventFeed {
 
   onCommit (listener: () => void): () => void {
     return this.#writes.onCommit(listener)
+  }
+
+  /** The position of a row of the head statement, read by a list with its page. */
+  positionOf (row: PositionRow): string {
+    return this.#position(row)
   }
 
   #position (row: PositionRow): string {

@@ -74,13 +74,14 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   const apiKeys = new PostgresApiKeys(reads, settings, options.apiKeyCacheTtl ?? 0)
   await apiKeys.listen()
   const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
+  const events = new PostgresEventFeed(reads, writes, feedId)
   return {
     engine: 'postgres',
-    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, listLimits),
-    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, listLimits),
+    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, listLimits),
+    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, events, listLimits),
     idempotency,
     apiKeys,
-    events: new PostgresEventFeed(reads, writes, feedId),
+    events,
     webhooks: new PostgresWebhooks(reads),
     cursorSecret: async () => secret,
     probe: async () => {

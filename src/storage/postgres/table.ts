@@ -5,10 +5,11 @@ import pg from 'pg'
 import { toTsquery } from '../../domain/search/query.js'
 import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
+import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Versioned } from '../types.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
+import { head, type PostgresEventFeed } from './events.js'
 
 type Row = Record<string, unknown>
 
@@ -37,8 +38,8 @@ function postgresDialect (spec: TableSpec<object>): ListDialect {
   const searchWeights = weights.slice(0, spec.list.searched.length)
   return {
     placeholder: n => `$${n}`,
-    record: alias => [...[idColumn, ...Object.keys(spec.writable)].map(c => `${alias}.${c}`),
-      `${isoTimestamp(`${alias}.created_at`)}`, `${isoTimestamp(`${alias}.updated_at`)}`].join(', '),
+    // Timestamps as PostgreSQL's text, turned into the service's form by PostgresTable.list.
+    record: alias => [idColumn, ...Object.keys(spec.writable), 'created_at', 'updated_at'].map(c => `${alias}.${c}`).join(', '),
     compile: search => toTsquery(search, searchWeights),
     // ts_rank_cd weighs A (1.0) above B (0.4); negated so that lower is better, as bm25 is.
     matches: (q, ranked, where, tail) => `SELECT seq${ranked ? `, -ts_rank_cd(tsv, ${q}::tsquery)::float8 AS score` : ''} FROM ${table}
@@ -49,7 +50,16 @@ function postgresDialect (spec: TableSpec<object>): ListDialect {
   }
 }
 
-// List rows keep timestamps (a sort key) as PostgreSQL's text, which goes back into the next page's query as it came.
+/**
+ * A timestamptz as a read connection writes it (ISO, UTC: `2026-11-23 19:20:00.1+00`) in the service's
+ * form (`2026-11-23T19:20:00.100Z`). The service stores milliseconds, so no digit is lost.
+ */
+export function isoFromPostgres (text: string): string {
+  const fraction = text.length > 22 ? text.slice(20, -3) : ''
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0').slice(0, 3)}Z`
+}
+
+// List rows keep timestamps as PostgreSQL's text: a sort key goes back into the next page's query as it came.
 const listTypes = { getTypeParser: (oid: number, format?: string) => oid === pg.types.builtins.TIMESTAMPTZ ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text') }
 
 // SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out.
@@ -65,11 +75,14 @@ export class PostgresTable<T, V extends object> {
   readonly #select: string
   readonly #listing: ListStatements
   readonly #derived: string[]
+  readonly #feed: PostgresEventFeed
+  readonly #statementNames = new Map<string, string>()
   readonly #sql: { get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
-  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, listLimits: ListLimits = defaultListLimits) {
+  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed, listLimits: ListLimits = defaultListLimits) {
     this.#spec = spec
+    this.#feed = feed
     this.#reads = reads
     this.#writes = writes
     const { table, idColumn } = spec
@@ -139,15 +152,40 @@ export class PostgresTable<T, V extends object> {
     }
   }
 
-  async list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
-    const page = await this.#listing.page(query, limit, after, async (text, values) => {
-      // Unnamed, so that every statement is planned for its values: the generic plan PostgreSQL gives a
-      // named statement after five runs walked the whole primary key for a rare search (test/list-query.postgres.test.ts).
-      const { rows } = await this.#reads.query({ text, values, rowMode: 'array', types: listTypes } as pg.QueryConfig)
-      return rows as unknown as SqlValue[][]
+  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false): Promise<ListedPage<T>> {
+    // The feed's head rides on the page's first statement, in its snapshot: no round trip of its own.
+    let position: string | null = null
+    let withHead = feedPosition
+    const page = await this.#listing.page(query, limit, after, async (text, values, planFixed) => {
+      const joined = withHead
+      withHead = false
+      const statement = joined ? `SELECT h.xid, h.seq, p.* FROM (${head}) AS h LEFT JOIN LATERAL (${text}) AS p ON true` : text
+      // Planned for its values unless its plan is fixed: the generic plan PostgreSQL gives a named
+      // statement after five runs walked the whole primary key for a rare search (test/list-query.postgres.test.ts).
+      const name = planFixed === true ? this.#statementName(statement) : undefined
+      const { rows } = await this.#reads.query({ name, text: statement, values, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+      const result = rows as unknown as SqlValue[][]
+      if (!joined) return result
+      const [xid, seq] = result[0]! as [string, string]
+      position = this.#feed.positionOf({ xid, seq })
+      // No row of the page leaves one row of NULLs (a list statement's first column is never NULL).
+      return result[0]![2] === null ? [] : result.map(row => row.slice(2))
     })
     const names = this.#columns
-    return { items: page.items.map(row => Object.fromEntries(row.map((value, i) => [names[i], value])) as T), after: page.after }
+    const [created, updated] = [names.indexOf('created_at'), names.indexOf('updated_at')]
+    const items = page.items.map(row => {
+      const record: Row = {}
+      for (let i = 0; i < row.length; i++) record[names[i]!] = i === created || i === updated ? isoFromPostgres(row[i] as string) : row[i]
+      return record as T
+    })
+    return { items, after: page.after, position }
+  }
+
+  /** A name per statement text (there are few with a fixed plan: a sort, its direction, a first page or not). */
+  #statementName (text: string): string {
+    let name = this.#statementNames.get(text)
+    if (name === undefined) this.#statementNames.set(text, name = `${this.#spec.table}-list-${this.#statementNames.size}`)
+    return name
   }
 
   async get (id: string): Promise<Versioned<T> | null> {

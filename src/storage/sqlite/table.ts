@@ -6,7 +6,7 @@ import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import { toFts5 } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, ListQuery, Page, Versioned } from '../types.js'
+import type { EventFeed, ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Page, Versioned } from '../types.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { EventWriter } from './events.js'
 import type { ExternalWrites } from './external-writes.js'
@@ -28,8 +28,8 @@ export interface TableDependencies {
   /** Records kept in memory per table; 0 reads every record from the file. */
   cacheSize: number
   listLimits: ListLimits
-  /** Where each change's event goes, in the change's transaction. */
-  events: EventWriter
+  /** Where each change's event goes, in the change's transaction, and whose head a list may report. */
+  events: EventWriter & Pick<EventFeed, 'head'>
 }
 
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
@@ -70,6 +70,7 @@ export class SqliteTable<T, V extends object> {
   readonly #delete: Statement<[string]>
   readonly #writes: GroupCommit
   readonly #external: ExternalWrites
+  readonly #feed: Pick<EventFeed, 'head'>
   /** Recently read records and pages; emptied of whatever this process writes and of everything when another process writes. */
   readonly #records: LRUCache<string, Versioned<T>> | null
   readonly #pages: LRUCache<string, Page<T>> | null
@@ -82,6 +83,7 @@ export class SqliteTable<T, V extends object> {
     this.#db = db
     this.#writes = writes
     this.#external = external
+    this.#feed = events
     this.#records = cacheSize === 0 ? null : external.watch(new LRUCache<string, Versioned<T>>({ max: cacheSize }))
     this.#pages = cacheSize === 0 ? null : external.watch(new LRUCache<string, Page<T>>({ max: pagesCached }))
     const { table, idColumn, kind } = spec
@@ -186,11 +188,13 @@ export class SqliteTable<T, V extends object> {
     this.#pages?.clear()
   }
 
-  async list (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
+  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false): Promise<ListedPage<T>> {
     this.#external.check()
+    // Read before the page, on the one connection: no write can fall between the two.
+    const position = feedPosition ? await this.#feed.head() : null
     const key = `${JSON.stringify(query)}:${limit}:${after}`
     const cached = this.#pages?.get(key)
-    if (cached !== undefined) return cached
+    if (cached !== undefined) return { ...cached, position }
     const page = await this.#listing.page(query, limit, after, async (sql, params) => this.#run(sql, params))
     // Raw rows turned into records here cost about a quarter less than named rows (measured in the
     // list profile, issue 6); lists are the dearest reads.
@@ -204,7 +208,7 @@ export class SqliteTable<T, V extends object> {
       after: page.after
     }
     this.#pages?.set(key, records)
-    return records
+    return { ...records, position }
   }
 
   #run (sql: string, params: SqlValue[]): SqlValue[][] {
