@@ -57,7 +57,8 @@ await withPostgres(t, t => {
     let counted = false
     PipelinedClients.prototype.query = async function (this: PipelinedClients, config: pg.QueryConfig) {
       const result = await query.call(this, config)
-      if (!counted && /^SELECT count\(\*\)/.test(config.text)) {
+      // The count may carry the feed's head around it (the first statement of a page does).
+      if (!counted && /SELECT count\(\*\) FROM \(/.test(config.text)) {
         counted = true
         for (const title of ['A3', 'A4', 'A5']) await repositories.books.create({ title, author: 'Ann', isbn: null, published_year: null })
       }
