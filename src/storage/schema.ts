@@ -7,7 +7,7 @@ export const schemaHistory = [
   { version: 5, name: 'list indexes and full-text search' },
   { version: 6, name: 'the change feed' },
   { version: 7, name: 'webhook endpoints and deliveries' },
-  { version: 8, name: 'search indexes written by the service' }
+  { version: 8, name: 'search indexes kept at less cost per write' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']
