@@ -1,0 +1,76 @@
+// What each part of a PostgreSQL create costs the database: the service's insert statement, one part switched off at a time.
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { migrate } from '../../../dist/storage/postgres/migrations.js'
+import { createBenchDatabase, defaultPostgresUrl, dropBenchDatabase, onPostgres, peerDatabase, postgresUrl } from '../postgres.mjs'
+import { bookRow } from './write-rows.mjs'
+
+const { values: options } = parseArgs({ options: { batch: { type: 'string', default: '16' }, rows: { type: 'string', default: '4000' }, 'postgres-url': { type: 'string', default: defaultPostgresUrl } } })
+const [batch, rows, serverUrl] = [Number(options.batch), Number(options.rows), options['postgres-url']]
+
+const columns = 'book_id, title, author, isbn, published_year, created_at, updated_at, title_key, author_key'
+const record = `INSERT INTO books (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING 1`
+// As src/storage/postgres/table.ts writes a book and its event: one statement.
+const withEvent = `WITH record AS (${record}),
+  event AS (INSERT INTO events (type, envelope, time) SELECT $10::text, $11::text, $12::timestamptz FROM record)
+  SELECT 1 FROM record`
+const searchWordsInSql = `CREATE OR REPLACE FUNCTION search_words(words text, weight "char") RETURNS tsvector
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN setweight(coalesce((
+    SELECT string_agg('''' || replace(replace(w, '\\', '\\\\'), '''', '\\''') || ''':' || n::text, ' ')::tsvector
+    FROM unnest(string_to_array(words, ' ')) WITH ORDINALITY AS u(w, n)), ''::tsvector), weight)`
+
+const variants = {
+  'before: search_words in SQL (migration 5)': [searchWordsInSql],
+  'now: search_words in PL/pgSQL (migration 8)': [],
+  'now, no GIN search index': ['DROP INDEX books_search'],
+  'now, no search vector (nor its index)': ['ALTER TABLE books DROP COLUMN tsv'],
+  'now, no books_title index': ['DROP INDEX books_title'],
+  'now, no books_author_title index': ['DROP INDEX books_author_title'],
+  'now, no books_published_year index': ['DROP INDEX books_published_year'],
+  'now, no books_updated index': ['DROP INDEX books_updated'],
+  'now, no event row': [],
+  'now, no secondary index, search vector or event': ['ALTER TABLE books DROP COLUMN tsv', 'DROP INDEX books_title', 'DROP INDEX books_author_title', 'DROP INDEX books_published_year', 'DROP INDEX books_updated']
+}
+
+const template = peerDatabase('coststemplate')
+const scratch = peerDatabase('costs')
+await createBenchDatabase(serverUrl, template)
+await onPostgres(serverUrl, template, client => migrate(client))
+console.log(`| PostgreSQL create, batches of ${batch} in one pipelined transaction (database CPU µs per create) | µs |\n|---|---:|`)
+try {
+  for (const [name, sql] of Object.entries(variants)) {
+    await onPostgres(serverUrl, 'postgres', async client => {
+      await client.query(`DROP DATABASE IF EXISTS ${scratch} WITH (FORCE)`)
+      await client.query(`CREATE DATABASE ${scratch} TEMPLATE ${template}`)
+    })
+    const client = new pg.Client({ connectionString: postgresUrl(serverUrl, scratch) })
+    await client.connect()
+    try {
+      for (const statement of sql) await client.query(statement)
+      const text = name.includes('event') ? record : withEvent
+      const { rows: [{ pid }] } = await client.query('SELECT pg_backend_pid() AS pid')
+      // The backend's user + system time, from /proc (the server is on this machine), in µs at 100 ticks a second.
+      const backendCpu = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((sum, ticks) => sum + Number(ticks) * 10_000, 0)
+      const batches = async (from, count) => {
+        for (let i = from; i < from + count; i += batch) {
+          const writes = Array.from({ length: batch }, (_, j) => {
+            const { row, event } = bookRow(i + j)
+            return client.query({ name: 'write', text, values: [...Object.values(row), ...(text === record ? [] : event)] })
+          })
+          await Promise.all([client.query('BEGIN'), ...writes, client.query('COMMIT')])
+        }
+      }
+      await batches(0, 800)
+      const before = backendCpu()
+      await batches(1000, rows)
+      console.log(`| ${name} | ${((backendCpu() - before) / rows).toFixed(0)} |`)
+    } finally {
+      await client.end()
+    }
+  }
+} finally {
+  await dropBenchDatabase(serverUrl, scratch)
+  await dropBenchDatabase(serverUrl, template)
+}
