@@ -24,6 +24,9 @@ const isRefusal = (error: unknown): boolean => error instanceof ApiError || erro
 /** A write failed for a reason of its own after it may have written: its batch must roll back. */
 class WriteFailed extends Error {}
 
+/** What the write whose transaction failed is told. */
+const reason = (error: unknown): unknown => error instanceof WriteFailed ? error.cause : error
+
 /**
  * Group commit: the writes that arrive within one event-loop tick run in ONE transaction. A commit is
  * the dearest part of a write, and one commit for the batch instead of one per write is what pays
@@ -81,7 +84,7 @@ export class GroupCommit {
       outcomes = this.#transaction(batch)
     } catch (error) {
       if (!(error instanceof WriteFailed) || batch.length === 1) {
-        for (const pending of batch) pending.reject(error instanceof WriteFailed ? error.cause : error)
+        for (const pending of batch) pending.reject(reason(error))
         return
       }
       // One write failed with its neighbours' work in the transaction: each on its own now.
@@ -89,7 +92,7 @@ export class GroupCommit {
         try {
           return this.#transaction([pending])[0]!
         } catch (error) {
-          return { ok: false, error: error instanceof WriteFailed ? error.cause : error }
+          return { ok: false, error: reason(error) }
         }
       })
     }
