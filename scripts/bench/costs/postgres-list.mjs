@@ -28,7 +28,8 @@ const variants = {
 const database = peerDatabase('costs')
 await createBenchDatabase(serverUrl, database)
 console.log(`| PostgreSQL list page of 20 (1,000 books; database CPU µs per page, ${runs} pages, 8 in flight) | µs |\n|---|---:|`)
-const client = new pg.Client({ connectionString: postgresUrl(serverUrl, database), options: '-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c DateStyle=ISO' })
+// Pipelined with the read connections' settings, as src/storage/postgres/connection.ts opens them.
+const client = new pg.Client({ connectionString: postgresUrl(serverUrl, database), pipeline: true, options: '-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c DateStyle=ISO' })
 try {
   await onPostgres(serverUrl, database, async setup => {
     await migrate(setup)
