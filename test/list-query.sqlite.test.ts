@@ -1,4 +1,4 @@
-// Issue 12's list behaviour on SQLite (test/list-query.ts), and what only SQLite has: its FTS5 index, kept in step by triggers.
+// Issue 12's list behaviour on SQLite (test/list-query.ts), and what only SQLite has: its FTS5 index, kept in step by the service, once per batch.
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
@@ -49,7 +49,7 @@ function checkIndexes (path: string): void {
 }
 
 t.test('SQLite only: the FTS5 indexes stay in step through creates, replaces (new titles, authors, names) and deletes; old words no longer find a changed record', async t => {
-  // A replace may keep the title or the author: the trigger must reindex a book when either changes.
+  // A replace may keep the title or the author: the service must reindex a book when either changes.
   const write = fc.record({ students: fc.boolean(), create: fc.boolean(), remove: fc.boolean(), target: fc.nat(60), book: bookArb, student: studentArb, keep: fc.constantFrom('nothing', 'title', 'author') })
   let checked = 0
   await fc.assert(fc.asyncProperty(fc.array(write, { minLength: 10, maxLength: 40 }), async writes => {
