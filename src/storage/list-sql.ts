@@ -4,11 +4,10 @@ import type { ListSpec } from './tables.js'
 import type { ListQuery, Page } from './types.js'
 
 export type SqlValue = string | number | null
-/** Runs one statement and returns its rows as arrays, columns in SELECT order. */
 /**
- * Runs one list statement. `planFixed`: the best plan is the same whatever the parameters' values (a
- * seek down the sort's index), so an engine may plan it once and keep the plan. Every list statement's
- * first column is never NULL.
+ * Runs one list statement and returns its rows as arrays, columns in SELECT order. `planFixed`: the
+ * best plan is the same whatever the parameters' values (a seek down the sort's index), so an engine
+ * may plan it once and keep the plan. Every list statement's first column is never NULL.
  */
 export type RunSql = (sql: string, params: SqlValue[], planFixed?: boolean) => Promise<SqlValue[][]>
 

@@ -54,7 +54,7 @@ function postgresDialect (spec: TableSpec<object>): ListDialect {
  * A timestamptz as a read connection writes it (ISO, UTC: `2026-11-23 19:20:00.1+00`) in the service's
  * form (`2026-11-23T19:20:00.100Z`). The service stores milliseconds, so no digit is lost.
  */
-export function isoFromPostgres (text: string): string {
+function isoFromPostgres (text: string): string {
   const fraction = text.length > 22 ? text.slice(20, -3) : ''
   return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0').slice(0, 3)}Z`
 }
@@ -77,6 +77,8 @@ export class PostgresTable<T, V extends object> {
   readonly #derived: string[]
   readonly #feed: PostgresEventFeed
   readonly #statementNames = new Map<string, string>()
+  /** Where created_at and updated_at are in a list row. */
+  readonly #timestamps: Set<number>
   readonly #sql: { get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
@@ -91,6 +93,7 @@ export class PostgresTable<T, V extends object> {
     const record = [idColumn, ...writable, 'created_at', 'updated_at']
     this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), listLimits, record.length)
     const all = this.#columns = [...record, ...derived]
+    this.#timestamps = new Set([all.indexOf('created_at'), all.indexOf('updated_at')])
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
     const values = all.map((_, i) => `$${i + 1}`).join(', ')
     // A value another row holds, as the unique index sees it (lower() where it ignores case).
@@ -172,10 +175,10 @@ export class PostgresTable<T, V extends object> {
       return result[0]![2] === null ? [] : result.map(row => row.slice(2))
     })
     const names = this.#columns
-    const [created, updated] = [names.indexOf('created_at'), names.indexOf('updated_at')]
+    const timestamps = this.#timestamps
     const items = page.items.map(row => {
       const record: Row = {}
-      for (let i = 0; i < row.length; i++) record[names[i]!] = i === created || i === updated ? isoFromPostgres(row[i] as string) : row[i]
+      for (let i = 0; i < row.length; i++) record[names[i]!] = timestamps.has(i) ? isoFromPostgres(row[i] as string) : row[i]
       return record as T
     })
     return { items, after: page.after, position }
