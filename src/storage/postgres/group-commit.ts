@@ -2,14 +2,38 @@
 import type pg from 'pg'
 import { Reconnecting } from './connection.js'
 
+/**
+ * A statement that the writes of a batch share: each of its parameters an array holding one element
+ * per write, and each row of its result led by `n`, the 1-based place of the write the row is for.
+ */
+export interface SharedStatement {
+  name: string
+  text: string
+}
+
+/** A write's part of a shared statement: its element of each parameter. */
+export interface SharedPart {
+  shared: SharedStatement
+  values: unknown[]
+}
+
+/** What a write's outcome reads of one of its statements: the rows (of a shared statement, its own). */
+export interface StatementResult {
+  rows: any[]
+  rowCount: number
+}
+
 /** One write: its statements, run in order in one transaction, and how their results read. */
 export interface Write<R> {
-  statements: pg.QueryConfig[]
+  statements: Array<pg.QueryConfig | SharedPart>
   /** The write's outcome from its statements' results; throws the write's expected failures (404s excepted: those are results). */
-  outcome: (results: pg.QueryResult[]) => R
+  outcome: (results: StatementResult[]) => R
   /** The error to report when a statement of this write fails: a DuplicateError for a unique violation, say. */
   failure: (error: Error) => Error
-  /** The existing row the write locks (table and key), if any: a batch takes its locks in this order. */
+  /**
+   * The existing row the write locks (table and key), if any: a batch takes its locks in this order,
+   * and a shared statement never holds two writes locking the same row.
+   */
   locks?: string
 }
 
@@ -104,13 +128,9 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(error)
       return
     }
-    const together = await transaction(client, batch.flatMap(p => p.write.statements))
+    const together = await transaction(client, batch.map(p => p.write))
     if (together.committed) {
-      let offset = 0
-      for (const { write, resolve, reject } of batch) {
-        const results = together.results.slice(offset, offset += write.statements.length)
-        settle(write, results, resolve, reject)
-      }
+      batch.forEach(({ write, resolve, reject }, i) => { settle(write, together.results[i]!, resolve, reject) })
       this.#announce()
       return
     }
@@ -119,10 +139,10 @@ export class GroupCommit {
       return
     }
     // Rolled back: each write on its own, still in one round trip.
-    const alone = await Promise.all(batch.map(({ write }) => transaction(client, write.statements)))
+    const alone = await Promise.all(batch.map(({ write }) => transaction(client, [write])))
     batch.forEach(({ write, resolve, reject }, i) => {
       const { committed, unknown, results, failure } = alone[i]!
-      if (committed) settle(write, results, resolve, reject)
+      if (committed) settle(write, results[0]!, resolve, reject)
       else reject(unknown ?? write.failure(failure!))
     })
     this.#announce()
@@ -140,7 +160,7 @@ export class GroupCommit {
   }
 }
 
-function settle (write: Write<unknown>, results: pg.QueryResult[], resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+function settle (write: Write<unknown>, results: StatementResult[], resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
   try {
     resolve(write.outcome(results))
   } catch (error) {
@@ -150,16 +170,86 @@ function settle (write: Write<unknown>, results: pg.QueryResult[], resolve: (val
 
 interface TransactionOutcome {
   committed: boolean
-  results: pg.QueryResult[]
+  /** Each write's results, one per statement of it. */
+  results: StatementResult[][]
   /** The first statement error when the transaction rolled back. */
   failure: Error | null
   /** Set when the COMMIT's fate is not known (the connection failed). */
   unknown: Error | null
 }
 
-/** Sends BEGIN, the statements and COMMIT without waiting in between (the client pipelines them). */
-async function transaction (client: pg.Client, statements: pg.QueryConfig[]): Promise<TransactionOutcome> {
-  const sent = [client.query('BEGIN'), ...statements.map(s => client.query(s)), client.query('COMMIT')]
+interface Group {
+  shared: SharedStatement
+  /** Each write's values, in the order of `n`. */
+  parts: unknown[][]
+  /** Where its statement goes among the transaction's. */
+  at: number
+}
+
+/**
+ * The statements that run `writes` in order: a shared statement goes where its first part was, so a
+ * later part runs earlier than its write's place in the batch. The writes of a batch were all
+ * waiting at once, so any order of them is one they could have arrived in; only a write's own
+ * statements and writes to the same row (kept in separate shared statements) must keep their order.
+ */
+function statementsOf (writes: Array<Write<unknown>>): { queries: pg.QueryConfig[], read: (results: pg.QueryResult[]) => StatementResult[][] } {
+  const queries: Array<pg.QueryConfig | Group> = []
+  const open = new Map<string, Group>()
+  // Where the last statement touching each locked row went: a write joins no shared statement before it.
+  const lastAt = new Map<string, number>()
+  const places = writes.map(write => {
+    // A write's statements keep their order too.
+    let after = write.locks === undefined ? -1 : lastAt.get(write.locks) ?? -1
+    return write.statements.map(statement => {
+      let place: { at: number, n: number }
+      if (!('shared' in statement)) {
+        place = { at: queries.push(statement) - 1, n: 0 }
+      } else {
+        let group = open.get(statement.shared.name)
+        if (group === undefined || group.at <= after) {
+          group = { shared: statement.shared, parts: [], at: queries.length }
+          queries.push(group)
+          open.set(statement.shared.name, group)
+        }
+        place = { at: group.at, n: group.parts.push(statement.values) }
+      }
+      if (write.locks !== undefined) lastAt.set(write.locks, place.at)
+      after = place.at
+      return place
+    })
+  })
+  return {
+    queries: queries.map(q => 'shared' in q
+      ? { name: q.shared.name, text: q.shared.text, values: q.parts[0]!.map((_, column) => q.parts.map(part => part[column])) }
+      : q),
+    read: results => {
+      const rowsByPart = new Map<number, Map<number, unknown[]>>()
+      const partRows = (at: number, n: number): unknown[] => {
+        let byPart = rowsByPart.get(at)
+        if (byPart === undefined) {
+          rowsByPart.set(at, byPart = new Map())
+          for (const row of results[at]!.rows as Array<{ n: unknown }>) {
+            const part = Number(row.n)
+            const rows = byPart.get(part)
+            if (rows === undefined) byPart.set(part, [row])
+            else rows.push(row)
+          }
+        }
+        return byPart.get(n) ?? []
+      }
+      return places.map(statements => statements.map(({ at, n }) => {
+        if (n === 0) return { rows: results[at]!.rows, rowCount: results[at]!.rowCount ?? 0 }
+        const rows = partRows(at, n)
+        return { rows, rowCount: rows.length }
+      }))
+    }
+  }
+}
+
+/** Sends BEGIN, the writes' statements and COMMIT without waiting in between (the client pipelines them). */
+async function transaction (client: pg.Client, writes: Array<Write<unknown>>): Promise<TransactionOutcome> {
+  const { queries, read } = statementsOf(writes)
+  const sent = [client.query('BEGIN'), ...queries.map(s => client.query(s)), client.query('COMMIT')]
   const settled: Settled[] = await Promise.allSettled(sent)
   const commit = settled.at(-1)!
   const body = settled.slice(1, -1)
@@ -167,5 +257,5 @@ async function transaction (client: pg.Client, statements: pg.QueryConfig[]): Pr
   // The COMMIT of a transaction that a statement aborted answers ROLLBACK rather than an error.
   const failed = body.find((s): s is PromiseRejectedResult => s.status === 'rejected')
   if (failed !== undefined) return { committed: false, results: [], failure: failed.reason as Error, unknown: null }
-  return { committed: true, results: body.map(s => (s as PromiseFulfilledResult<pg.QueryResult>).value), failure: null, unknown: null }
+  return { committed: true, results: read(body.map(s => (s as PromiseFulfilledResult<pg.QueryResult>).value)), failure: null, unknown: null }
 }

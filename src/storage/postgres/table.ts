@@ -7,7 +7,7 @@ import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, t
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Versioned } from '../types.js'
 import { eventEnvelope, type EventType } from '../events.js'
-import type { GroupCommit } from './group-commit.js'
+import type { GroupCommit, SharedStatement } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
 import { head, type PostgresEventFeed } from './events.js'
 
@@ -79,7 +79,9 @@ export class PostgresTable<T, V extends object> {
   readonly #statementNames = new Map<string, string>()
   /** Where created_at and updated_at are in a list row. */
   readonly #timestamps: Set<number>
-  readonly #sql: { get: string, insert: string, insertKeyed: string, forgetKey: string, replace: string, remove: string }
+  readonly #sql: { get: string, insertKeyed: string, forgetKey: string, remove: string }
+  /** The writes a batch's creates and replaces share: one statement each per batch. */
+  readonly #shared: { insert: SharedStatement, replace: SharedStatement }
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
   constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed, listLimits: ListLimits = defaultListLimits) {
@@ -95,32 +97,72 @@ export class PostgresTable<T, V extends object> {
     const all = this.#columns = [...record, ...derived]
     this.#timestamps = new Set([all.indexOf('created_at'), all.indexOf('updated_at')])
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
-    const values = all.map((_, i) => `$${i + 1}`).join(', ')
     // A value another row holds, as the unique index sees it (lower() where it ignores case).
     const unique = spec.unique as string[]
     const foldsCase = (c: string) => (spec.uniqueIgnoringCase as string[]).includes(c)
     const sameValue = (c: string, p: string) => foldsCase(c) ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
-    const set = [...writable, ...derived, 'updated_at'].map((c, i) => `${c} = $${i + 2}`).join(', ')
-    const expected = `$${writable.length + derived.length + 3}::int[]`
-    const taken = unique.length === 0
-      ? 'SELECT 1 WHERE false'
-      : `SELECT 1 FROM ${table} WHERE ${idColumn} <> $1 AND (${unique.map(c => sameValue(c, `$${writable.indexOf(c) + 2}`)).join(' OR ')})`
     const keyColumns = '(scope, key, fingerprint, status, headers, body, expires_at)'
     const typeOf = { ...Object.fromEntries(derived.map(c => [c, 'text'])), ...types } as Record<string, string>
     const keyValues = all.map((c, i) => `$${i + 8}::${typeOf[c]}`).join(', ')
-    // Each write's event goes in with it, in the same statement: one statement per write still, and a
-    // write that changes nothing (a duplicate, a stale revision, a taken key) inserts no event.
+    // Each write's event goes in with it, in the same statement, and a write that changes nothing (a
+    // duplicate, a stale revision, a taken key) inserts no event.
     const event = (after: number, from: string, envelope: string, time: string) => `event AS (
           INSERT INTO events (type, envelope, time) SELECT $${after + 1}::text, ${envelope}, ${time}::timestamptz ${from}
         )`
     const created = (after: number) => event(after, 'FROM record', `$${after + 2}::text`, `$${after + 3}`)
-    const setCount = writable.length + derived.length
+    // A shared statement's rows: each parameter an array of one type, unnested side by side.
+    const input = (columns: Array<[string, string]>) => `input AS (
+          SELECT * FROM unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY
+            AS i(${columns.map(([name]) => name).join(', ')}, n)
+        )`
+    const eventColumns: Array<[string, string]> = [['event_type', 'text'], ['event_envelope', 'text'], ['event_time', 'timestamptz']]
+    const isTaken = (row: string) => unique.length === 0
+      ? 'false'
+      : `EXISTS (SELECT 1 FROM ${table} r WHERE r.${idColumn} <> ${row}.${idColumn} AND (${unique.map(c => sameValue(`r.${c}`, `${row}.${c}`)).join(' OR ')}))`
+    const changed = [...writable, ...derived]
+    this.#shared = {
+      // ON CONFLICT DO NOTHING: a taken unique value (held by a stored row, or an earlier row of the
+      // batch) writes no row instead of aborting the batch. Events go in the rows' order.
+      insert: {
+        name: `${table}-insert`,
+        text: `WITH ${input([...all.map(c => [c, typeOf[c]!] as [string, string]), ...eventColumns])},
+        record AS (
+          INSERT INTO ${table} (${all.join(', ')}) SELECT ${all.join(', ')} FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING ${idColumn}
+        ), event AS (
+          INSERT INTO events (type, envelope, time) SELECT event_type, event_envelope, event_time FROM input
+          WHERE ${idColumn} IN (SELECT ${idColumn} FROM record) ORDER BY n
+        )
+        SELECT n FROM input WHERE ${idColumn} IN (SELECT ${idColumn} FROM record)`
+      },
+      // The rows are locked first, in the rows' order (the batch's lock order; the sort comes before
+      // the lock), so `current` is each row's latest revision. Of racing writers with the same
+      // expected revision, one gets the lock, and the others find its revision and fail the check.
+      // A unique value taken by an earlier row of the same statement raises, and the batch's writes
+      // run again one by one.
+      replace: {
+        name: `${table}-replace`,
+        text: `WITH ${input([[idColumn, typeOf[idColumn]!], ...changed.map(c => [c, typeOf[c]!] as [string, string]), ['updated_at', 'timestamptz'], ['expected', 'text'],
+          ['event_type', 'text'], ['envelope_head', 'text'], ['envelope_middle', 'text'], ['envelope_tail', 'text']])},
+        current AS (
+          SELECT i.n, r.revision FROM input i JOIN ${table} r ON r.${idColumn} = i.${idColumn} ORDER BY i.n FOR UPDATE OF r
+        ), taken AS (
+          SELECT i.n FROM input i WHERE ${isTaken('i')}
+        ), updated AS (
+          UPDATE ${table} r SET ${[...changed, 'updated_at'].map(c => `${c} = i.${c}`).join(', ')}, revision = r.revision + 1
+          FROM current c JOIN input i USING (n)
+          WHERE r.${idColumn} = i.${idColumn} AND (i.expected IS NULL OR r.revision = ANY(i.expected::int[])) AND i.n NOT IN (SELECT n FROM taken)
+          RETURNING i.n, r.revision, ${isoTimestamp('r.created_at')} AS created_at
+        ), event AS (
+          INSERT INTO events (type, envelope, time)
+          SELECT i.event_type, i.envelope_head || u.revision::text || i.envelope_middle || u.created_at || i.envelope_tail, i.updated_at
+          FROM updated u JOIN input i USING (n) ORDER BY n
+        )
+        SELECT i.n, c.revision AS current, i.n IN (SELECT n FROM taken) AS taken, u.revision, u.created_at
+        FROM input i LEFT JOIN current c USING (n) LEFT JOIN updated u USING (n)`
+      }
+    }
     this.#sql = {
       get: `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`,
-      // ON CONFLICT DO NOTHING: a taken unique value returns no row instead of aborting the batch.
-      insert: `WITH record AS (INSERT INTO ${table} (${all.join(', ')}) VALUES (${values}) ON CONFLICT DO NOTHING RETURNING 1),
-        ${created(all.length)}
-        SELECT 1 FROM record`,
       // The key is claimed first and the record written only if the claim held, so the same key sent to
       // several nodes at once creates one record. An expired entry is taken over; a live one is left alone.
       insertKeyed: `WITH claim AS (
@@ -137,17 +179,6 @@ export class PostgresTable<T, V extends object> {
       // A claim whose record could not be written (a unique value taken) is given back in the same transaction.
       forgetKey: `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND body = $3
         AND NOT EXISTS (SELECT 1 FROM ${table} WHERE ${idColumn} = $4)`,
-      // One statement checks and writes: of racing writers with the same expected revision, the row
-      // lock lets one through and the others re-check the condition against its result, and fail it.
-      replace: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
-        taken AS (${taken}),
-        updated AS (
-          UPDATE ${table} SET ${set}, revision = revision + 1
-          WHERE ${idColumn} = $1 AND (${expected} IS NULL OR revision = ANY(${expected})) AND NOT EXISTS (SELECT 1 FROM taken)
-          RETURNING revision, ${isoTimestamp('created_at')} AS created_at
-        ), ${event(setCount + 3, 'FROM updated', `$${setCount + 5}::text || revision::text || $${setCount + 6}::text || created_at || $${setCount + 7}::text`, `$${setCount + 2}`)}
-        SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM taken) AS taken,
-          (SELECT revision FROM updated) AS revision, (SELECT created_at FROM updated) AS created_at`,
       remove: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
         deleted AS (DELETE FROM ${table} WHERE ${idColumn} = $1 AND ($2::int[] IS NULL OR revision = ANY($2::int[])) RETURNING revision),
         ${event(2, 'FROM deleted', '$4::text || (revision + 1)::text || $5::text', '$6')}
@@ -212,7 +243,7 @@ export class PostgresTable<T, V extends object> {
     const event = [type, eventEnvelope(type, this.#subject(id), now, id, 1, record), now]
     if (remember === undefined) {
       return this.#writes.run({
-        statements: [{ name: `${this.#spec.table}-insert`, text: this.#sql.insert, values: [...row, ...event] }],
+        statements: [{ shared: this.#shared.insert, values: [...row, ...event] }],
         outcome: ([inserted]) => {
           if (inserted!.rowCount === 0) throw this.#duplicate(values)
           this.#writes.changed()
@@ -252,9 +283,11 @@ export class PostgresTable<T, V extends object> {
     const type = this.#eventType('replaced')
     const answered = { [this.#spec.idColumn]: id, ...values, created_at: '', updated_at: updatedAt }
     const envelope = envelopeParts(eventEnvelope(type, this.#subject(id), updatedAt, id, 0, answered), true)
-    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expected, type, ...envelope]
+    // The expected revisions as an array's text: a shared statement's parameter holds one value per write.
+    const expectedText = expected === null ? null : `{${expected.join(',')}}`
+    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expectedText, type, ...envelope]
     return this.#writes.run({
-      statements: [{ name: `${this.#spec.table}-replace`, text: this.#sql.replace, values: params }],
+      statements: [{ shared: this.#shared.replace, values: params }],
       locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, taken: boolean, revision: number | null, created_at: string | null }
@@ -264,12 +297,9 @@ export class PostgresTable<T, V extends object> {
           return { record: record as T, revision: row.revision }
         }
         if (row.current === null) return null
-        if (expected !== null && !expected.includes(row.current)) throw PreconditionFailedError.of(this.#spec.kind, expected, row.current)
-        if (row.taken) throw this.#duplicate(values)
-        // The record changed or went between this statement's snapshot and its row lock: another
-        // writer won, which is what a stale If-Match means; without one, it was deleted meanwhile.
-        if (expected !== null) throw new PreconditionFailedError(this.#spec.kind, true)
-        return null
+        if (row.taken && (expected === null || expected.includes(row.current))) throw this.#duplicate(values)
+        // The row was locked before it was checked, so what is left is a refusal by If-Match.
+        throw PreconditionFailedError.of(this.#spec.kind, expected ?? [], row.current)
       },
       failure: error => this.#failure(error)
     })
