@@ -172,9 +172,9 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
   t.test('writes sent together (one batch, one shared statement per kind): each acknowledged write has its one event, and the events replay to the stored records', async t => {
     const { books, events } = await opened(t)
     const isbns = ['9780441013593', '9780143111580', '9780262033848']
-    type Op = { action: 'create' | 'replace' | 'delete', pick: number, isbn: number | null, expected: number[] | null }
+    type Op = { action: 'create' | 'create-keyed' | 'replace' | 'delete', pick: number, isbn: number | null, expected: number[] | null }
     const op: fc.Arbitrary<Op> = fc.record({
-      action: fc.constantFrom('create', 'replace', 'replace', 'delete'),
+      action: fc.constantFrom('create', 'create-keyed', 'replace', 'replace', 'delete'),
       pick: fc.nat({ max: 2 }),
       isbn: fc.option(fc.nat({ max: isbns.length - 1 })),
       expected: fc.option(fc.uniqueArray(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }))
@@ -190,13 +190,22 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
       const outcomes = await Promise.allSettled(ops.map(({ action, pick, isbn, expected }, i) => {
         const values = book({ title: `Run ${run} write ${i}`, isbn: isbn === null ? null : isbns[isbn]! })
         if (action === 'create') return books.create(values)
+        // Keyed creates share three keys a run: of those with one key, only the first to claim it writes.
+        if (action === 'create-keyed') return books.create(values, entry(`run ${run} key ${pick}`))
         if (action === 'replace') return books.replace(ids[pick]!, values, expected)
         return books.delete(ids[pick]!, expected)
       }))
       // Refused only for a reason it gave: a taken ISBN for one that sets an ISBN, a revision for one that named some.
-      const justified = (reason: unknown, { isbn, expected }: Op) =>
-        (reason instanceof DuplicateError && isbn !== null) || (reason instanceof PreconditionFailedError && expected !== null)
+      const justified = (reason: unknown, { action, isbn, expected }: Op) =>
+        (reason instanceof DuplicateError && isbn !== null) || (reason instanceof PreconditionFailedError && expected !== null) ||
+        (reason instanceof IdempotencyKeyTakenError && action === 'create-keyed')
       if (outcomes.some((o, i) => o.status === 'rejected' && !justified(o.reason, ops[i]!))) return false
+      // A key creates one record, and one is created whenever a create with it could not be a duplicate.
+      for (let key = 0; key < 3; key++) {
+        const withKey = ops.flatMap((o, i) => o.action === 'create-keyed' && o.pick === key ? [i] : [])
+        const written = withKey.filter(i => outcomes[i]!.status === 'fulfilled').length
+        if (written > 1 || (written === 0 && withKey.some(i => ops[i]!.isbn === null))) return false
+      }
       const answered = outcomes.map(o => o.status === 'fulfilled' ? o.value : null)
       const succeeded = answered.filter(value => value !== null && value !== false).length
       await settled(events, start, succeeded)
@@ -207,8 +216,9 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
       const envelopes = new Map<string, number>()
       answered.forEach((value, i) => {
         if (typeof value !== 'object' || value === null) return
-        const change = bookChange(ops[i]!.action === 'create' ? 'created' : 'replaced', value)
-        envelopes.set(eventEnvelope(change.type, change.subject, String(change.object![ops[i]!.action === 'create' ? 'created_at' : 'updated_at']), change.id, change.revision, change.object), i)
+        const created = ops[i]!.action.startsWith('create')
+        const change = bookChange(created ? 'created' : 'replaced', value)
+        envelopes.set(eventEnvelope(change.type, change.subject, String(change.object![created ? 'created_at' : 'updated_at']), change.id, change.revision, change.object), i)
       })
       for (const event of read) {
         const { subject, data } = JSON.parse(event.envelope) as { subject: string, data: { id: string, revision: number } }
@@ -229,7 +239,7 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
         if (new Set(held).size !== held.length) return false
       }
       // What is stored is what the replay ends at.
-      const createdIds = answered.flatMap((value, i) => ops[i]!.action === 'create' && typeof value === 'object' && value !== null ? [(value as Versioned<{ book_id: string }>).record.book_id] : [])
+      const createdIds = answered.flatMap((value, i) => ops[i]!.action.startsWith('create') && typeof value === 'object' && value !== null ? [(value as Versioned<{ book_id: string }>).record.book_id] : [])
       for (const id of [...ids, ...createdIds]) {
         const stored = await books.get(id)
         const expected = model.get(id)

@@ -62,6 +62,9 @@ function isoFromPostgres (text: string): string {
 // List rows keep timestamps as PostgreSQL's text: a sort key goes back into the next page's query as it came.
 const listTypes = { getTypeParser: (oid: number, format?: string) => oid === pg.types.builtins.TIMESTAMPTZ ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text') }
 
+/** Expected revisions as an array's text: a shared statement's parameter holds one value per write. */
+const revisionsText = (expected: ExpectedRevisions) => expected === null ? null : `{${expected.join(',')}}`
+
 // SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out.
 const uniqueViolation = '23505'
 const lockNotAvailable = '55P03'
@@ -79,9 +82,9 @@ export class PostgresTable<T, V extends object> {
   readonly #statementNames = new Map<string, string>()
   /** Where created_at and updated_at are in a list row. */
   readonly #timestamps: Set<number>
-  readonly #sql: { get: string, insertKeyed: string, forgetKey: string, remove: string }
-  /** The writes a batch's creates and replaces share: one statement each per batch. */
-  readonly #shared: { insert: SharedStatement, replace: SharedStatement }
+  readonly #get: string
+  /** Each kind of write's statement, which the writes of a batch share. */
+  readonly #shared: Record<'insert' | 'insertKeyed' | 'forgetKey' | 'replace' | 'remove', SharedStatement>
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
   constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed, listLimits: ListLimits = defaultListLimits) {
@@ -101,56 +104,80 @@ export class PostgresTable<T, V extends object> {
     const unique = spec.unique as string[]
     const foldsCase = (c: string) => (spec.uniqueIgnoringCase as string[]).includes(c)
     const sameValue = (c: string, p: string) => foldsCase(c) ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
-    const keyColumns = '(scope, key, fingerprint, status, headers, body, expires_at)'
     const typeOf = { ...Object.fromEntries(derived.map(c => [c, 'text'])), ...types } as Record<string, string>
-    const keyValues = all.map((c, i) => `$${i + 8}::${typeOf[c]}`).join(', ')
-    // Each write's event goes in with it, in the same statement, and a write that changes nothing (a
-    // duplicate, a stale revision, a taken key) inserts no event.
-    const event = (after: number, from: string, envelope: string, time: string) => `event AS (
-          INSERT INTO events (type, envelope, time) SELECT $${after + 1}::text, ${envelope}, ${time}::timestamptz ${from}
-        )`
-    const created = (after: number) => event(after, 'FROM record', `$${after + 2}::text`, `$${after + 3}`)
     // A shared statement's rows: each parameter an array of one type, unnested side by side.
     const input = (columns: Array<[string, string]>) => `input AS (
           SELECT * FROM unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY
             AS i(${columns.map(([name]) => name).join(', ')}, n)
         )`
-    const eventColumns: Array<[string, string]> = [['event_type', 'text'], ['event_envelope', 'text'], ['event_time', 'timestamptz']]
+    const typed = (columns: string[]) => columns.map(c => [c, typeOf[c]!] as [string, string])
+    // An idempotency entry's columns, named apart from the record's (a student has a status too).
+    const keyColumns = ['scope', 'key', 'fingerprint', 'status', 'headers', 'body', 'expires_at']
+    const keyTypes: Array<[string, string]> = [...['text', 'text', 'text', 'integer', 'text', 'text', 'bigint'].map((type, i) => [`entry_${keyColumns[i]!}`, type] as [string, string]), ['entry_now', 'bigint']]
+    const eventTypes: Array<[string, string]> = [['event_type', 'text'], ['event_envelope', 'text'], ['event_time', 'timestamptz']]
+    // The record rows `from` lets through; ON CONFLICT DO NOTHING: a taken unique value (held by a
+    // stored row, or an earlier row of the batch) writes no row instead of aborting the batch. Each
+    // write's event goes in with it, and in the rows' order; a write that changes nothing (a duplicate,
+    // a stale revision, a taken key) inserts no event.
+    const recordAndEvent = (from: string) => `record AS (
+          INSERT INTO ${table} (${all.join(', ')}) SELECT ${all.join(', ')} FROM ${from} ORDER BY n ON CONFLICT DO NOTHING RETURNING ${idColumn}
+        ), event AS (
+          INSERT INTO events (type, envelope, time) SELECT event_type, event_envelope, event_time FROM input
+          WHERE ${idColumn} IN (SELECT ${idColumn} FROM record) ORDER BY n
+        )`
     const isTaken = (row: string) => unique.length === 0
       ? 'false'
       : `EXISTS (SELECT 1 FROM ${table} r WHERE r.${idColumn} <> ${row}.${idColumn} AND (${unique.map(c => sameValue(`r.${c}`, `${row}.${c}`)).join(' OR ')}))`
     const changed = [...writable, ...derived]
+    // Replaces and deletes lock their rows first, in the rows' order (the batch's lock order; the sort
+    // comes before the lock), so `current` is each row's latest revision: of racing writers with the
+    // same expected revision, one gets the lock, and the others find its revision and fail the check.
+    const locked = `current AS (
+          SELECT i.n, r.revision FROM input i JOIN ${table} r ON r.${idColumn} = i.${idColumn} ORDER BY i.n FOR UPDATE OF r
+        )`
+    const matchesExpected = '(i.expected IS NULL OR r.revision = ANY(i.expected::int[]))'
     this.#shared = {
-      // ON CONFLICT DO NOTHING: a taken unique value (held by a stored row, or an earlier row of the
-      // batch) writes no row instead of aborting the batch. Events go in the rows' order.
       insert: {
         name: `${table}-insert`,
-        text: `WITH ${input([...all.map(c => [c, typeOf[c]!] as [string, string]), ...eventColumns])},
-        record AS (
-          INSERT INTO ${table} (${all.join(', ')}) SELECT ${all.join(', ')} FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING ${idColumn}
-        ), event AS (
-          INSERT INTO events (type, envelope, time) SELECT event_type, event_envelope, event_time FROM input
-          WHERE ${idColumn} IN (SELECT ${idColumn} FROM record) ORDER BY n
-        )
+        text: `WITH ${input([...typed(all), ...eventTypes])}, ${recordAndEvent('input')}
         SELECT n FROM input WHERE ${idColumn} IN (SELECT ${idColumn} FROM record)`
       },
-      // The rows are locked first, in the rows' order (the batch's lock order; the sort comes before
-      // the lock), so `current` is each row's latest revision. Of racing writers with the same
-      // expected revision, one gets the lock, and the others find its revision and fail the check.
+      // The key is claimed first and the record written only if the claim held, so the same key sent to
+      // several nodes at once creates one record. An expired entry is taken over; a live one is left alone.
+      insertKeyed: {
+        name: `${table}-insert-keyed`,
+        text: `WITH ${input([...keyTypes, ...typed(all), ...eventTypes])},
+        claim AS (
+          INSERT INTO idempotency_keys (${keyColumns.join(', ')}) SELECT ${keyColumns.map(c => `entry_${c}`).join(', ')} FROM input ORDER BY n
+          ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+            headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at
+          WHERE idempotency_keys.expires_at <= (SELECT entry_now FROM input WHERE entry_scope = excluded.scope AND entry_key = excluded.key)
+          RETURNING scope, key
+        ), claimed AS (
+          SELECT * FROM input WHERE (entry_scope, entry_key) IN (SELECT scope, key FROM claim)
+        ), ${recordAndEvent('claimed')}
+        SELECT n, n IN (SELECT n FROM claimed) AS claimed, ${idColumn} IN (SELECT ${idColumn} FROM record) AS created FROM input`
+      },
+      // A claim whose record could not be written (a unique value taken) is given back in the same transaction.
+      forgetKey: {
+        name: `${table}-forget-key`,
+        text: `WITH ${input([['scope', 'text'], ['key', 'text'], ['body', 'text'], [idColumn, typeOf[idColumn]!]])}
+        DELETE FROM idempotency_keys k USING input i WHERE k.scope = i.scope AND k.key = i.key AND k.body = i.body
+          AND NOT EXISTS (SELECT 1 FROM ${table} r WHERE r.${idColumn} = i.${idColumn})
+        RETURNING i.n`
+      },
       // A unique value taken by an earlier row of the same statement raises, and the batch's writes
       // run again one by one.
       replace: {
         name: `${table}-replace`,
-        text: `WITH ${input([[idColumn, typeOf[idColumn]!], ...changed.map(c => [c, typeOf[c]!] as [string, string]), ['updated_at', 'timestamptz'], ['expected', 'text'],
+        text: `WITH ${input([...typed([idColumn, ...changed, 'updated_at']), ['expected', 'text'],
           ['event_type', 'text'], ['envelope_head', 'text'], ['envelope_middle', 'text'], ['envelope_tail', 'text']])},
-        current AS (
-          SELECT i.n, r.revision FROM input i JOIN ${table} r ON r.${idColumn} = i.${idColumn} ORDER BY i.n FOR UPDATE OF r
-        ), taken AS (
+        ${locked}, taken AS (
           SELECT i.n FROM input i WHERE ${isTaken('i')}
         ), updated AS (
           UPDATE ${table} r SET ${[...changed, 'updated_at'].map(c => `${c} = i.${c}`).join(', ')}, revision = r.revision + 1
           FROM current c JOIN input i USING (n)
-          WHERE r.${idColumn} = i.${idColumn} AND (i.expected IS NULL OR r.revision = ANY(i.expected::int[])) AND i.n NOT IN (SELECT n FROM taken)
+          WHERE r.${idColumn} = i.${idColumn} AND ${matchesExpected} AND i.n NOT IN (SELECT n FROM taken)
           RETURNING i.n, r.revision, ${isoTimestamp('r.created_at')} AS created_at
         ), event AS (
           INSERT INTO events (type, envelope, time)
@@ -159,31 +186,24 @@ export class PostgresTable<T, V extends object> {
         )
         SELECT i.n, c.revision AS current, i.n IN (SELECT n FROM taken) AS taken, u.revision, u.created_at
         FROM input i LEFT JOIN current c USING (n) LEFT JOIN updated u USING (n)`
+      },
+      // The tombstone's revision is the deleted row's plus one.
+      remove: {
+        name: `${table}-delete`,
+        text: `WITH ${input([[idColumn, typeOf[idColumn]!], ['expected', 'text'], ['event_type', 'text'], ['envelope_head', 'text'], ['envelope_tail', 'text'], ['event_time', 'timestamptz']])},
+        ${locked}, deleted AS (
+          DELETE FROM ${table} r USING current c JOIN input i USING (n)
+          WHERE r.${idColumn} = i.${idColumn} AND ${matchesExpected}
+          RETURNING i.n, r.revision
+        ), event AS (
+          INSERT INTO events (type, envelope, time)
+          SELECT i.event_type, i.envelope_head || (d.revision + 1)::text || i.envelope_tail, i.event_time
+          FROM deleted d JOIN input i USING (n) ORDER BY n
+        )
+        SELECT i.n, c.revision AS current, d.n IS NOT NULL AS deleted FROM input i LEFT JOIN current c USING (n) LEFT JOIN deleted d USING (n)`
       }
     }
-    this.#sql = {
-      get: `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`,
-      // The key is claimed first and the record written only if the claim held, so the same key sent to
-      // several nodes at once creates one record. An expired entry is taken over; a live one is left alone.
-      insertKeyed: `WITH claim AS (
-          INSERT INTO idempotency_keys ${keyColumns} VALUES ($1, $2, $3, $4, $5, $6, $7)
-          ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-            headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at
-          WHERE idempotency_keys.expires_at <= $${all.length + 8}
-          RETURNING 1
-        ), record AS (
-          INSERT INTO ${table} (${all.join(', ')}) SELECT ${keyValues} WHERE EXISTS (SELECT 1 FROM claim)
-          ON CONFLICT DO NOTHING RETURNING 1
-        ), ${created(all.length + 8)}
-        SELECT EXISTS (SELECT 1 FROM claim) AS claimed, EXISTS (SELECT 1 FROM record) AS created`,
-      // A claim whose record could not be written (a unique value taken) is given back in the same transaction.
-      forgetKey: `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND body = $3
-        AND NOT EXISTS (SELECT 1 FROM ${table} WHERE ${idColumn} = $4)`,
-      remove: `WITH current AS (SELECT revision FROM ${table} WHERE ${idColumn} = $1),
-        deleted AS (DELETE FROM ${table} WHERE ${idColumn} = $1 AND ($2::int[] IS NULL OR revision = ANY($2::int[])) RETURNING revision),
-        ${event(2, 'FROM deleted', '$4::text || (revision + 1)::text || $5::text', '$6')}
-        SELECT (SELECT revision FROM current) AS current, EXISTS (SELECT 1 FROM deleted) AS deleted`
-    }
+    this.#get = `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`
   }
 
   async list (query: ListQuery, limit: number, after: string | null, feedPosition = false): Promise<ListedPage<T>> {
@@ -224,7 +244,7 @@ export class PostgresTable<T, V extends object> {
 
   async get (id: string): Promise<Versioned<T> | null> {
     const { rows } = await this.#reads.query<Row & { revision: number }>({
-      name: `${this.#spec.table}-get`, text: this.#sql.get, values: [id]
+      name: `${this.#spec.table}-get`, text: this.#get, values: [id]
     })
     const row = rows[0]
     if (row === undefined) return null
@@ -256,11 +276,10 @@ export class PostgresTable<T, V extends object> {
     return this.#writes.run({
       statements: [
         {
-          name: `${this.#spec.table}-insert-keyed`,
-          text: this.#sql.insertKeyed,
-          values: [scope, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, expiresAt, ...row, Date.now(), ...event]
+          shared: this.#shared.insertKeyed,
+          values: [scope, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, expiresAt, Date.now(), ...row, ...event]
         },
-        { name: `${this.#spec.table}-forget-key`, text: this.#sql.forgetKey, values: [scope, key, response.body, record[this.#spec.idColumn]] }
+        { shared: this.#shared.forgetKey, values: [scope, key, response.body, record[this.#spec.idColumn]] }
       ],
       locks: `idempotency_keys ${JSON.stringify([scope, key])}`,
       outcome: ([result]) => {
@@ -283,9 +302,7 @@ export class PostgresTable<T, V extends object> {
     const type = this.#eventType('replaced')
     const answered = { [this.#spec.idColumn]: id, ...values, created_at: '', updated_at: updatedAt }
     const envelope = envelopeParts(eventEnvelope(type, this.#subject(id), updatedAt, id, 0, answered), true)
-    // The expected revisions as an array's text: a shared statement's parameter holds one value per write.
-    const expectedText = expected === null ? null : `{${expected.join(',')}}`
-    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, expectedText, type, ...envelope]
+    const params = [id, ...this.#writable.map(c => (values as Row)[c]), ...this.#derived.map(c => derived[c]), updatedAt, revisionsText(expected), type, ...envelope]
     return this.#writes.run({
       statements: [{ shared: this.#shared.replace, values: params }],
       locks: `${this.#spec.table} ${id}`,
@@ -311,7 +328,7 @@ export class PostgresTable<T, V extends object> {
     const type = this.#eventType('deleted')
     const envelope = envelopeParts(eventEnvelope(type, this.#subject(id), time, id, 0, null), false)
     return this.#writes.run({
-      statements: [{ name: `${this.#spec.table}-delete`, text: this.#sql.remove, values: [id, expected, type, ...envelope, time] }],
+      statements: [{ shared: this.#shared.remove, values: [id, revisionsText(expected), type, ...envelope, time] }],
       locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
         const row = result!.rows[0] as { current: number | null, deleted: boolean }
@@ -320,8 +337,8 @@ export class PostgresTable<T, V extends object> {
           return true
         }
         if (row.current === null) return false
-        // Refused by the statement only when If-Match named no current revision.
-        throw PreconditionFailedError.of(this.#spec.kind, expected!, row.current)
+        // The row was locked before it was checked, so what is left is a refusal by If-Match.
+        throw PreconditionFailedError.of(this.#spec.kind, expected ?? [], row.current)
       },
       // A delete takes no unique value: whatever it raises is the server's fault.
       failure: error => error
