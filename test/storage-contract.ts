@@ -84,7 +84,12 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     await t.rejects(students.create(student({ email: 'ada@EXAMPLE.ORG' })), new DuplicateError('student', 'email'))
     const other = await students.create(student({ email: 'bob@example.org' }))
     await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), null), new DuplicateError('student', 'email'))
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [1]), new DuplicateError('student', 'email'),
+      'the revision named is current: the taken value is the refusal')
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [2]), new PreconditionFailedError('student', false),
+      'a revision it never had is refused first')
     t.equal((await students.list(creationOrder, 10, null)).items.length, 2, 'nothing was written by the failed writes')
+    t.equal((await students.get(other.record.student_id))?.revision, 1)
   })
 
   t.test('replace checks the revision in the same write, and grows it', async t => {

@@ -4,7 +4,7 @@ import { Reconnecting } from './connection.js'
 
 /**
  * A statement that the writes of a batch share: each of its parameters an array holding one element
- * per write, and each row of its result led by `n`, the 1-based place of the write the row is for.
+ * per write, and at most one row of its result per write, led by `n`, the write's 1-based place.
  */
 export interface SharedStatement {
   name: string
@@ -223,19 +223,15 @@ function statementsOf (writes: Array<Write<unknown>>): { queries: pg.QueryConfig
       ? { name: q.shared.name, text: q.shared.text, values: q.parts[0]!.map((_, column) => q.parts.map(part => part[column])) }
       : q),
     read: results => {
-      const rowsByPart = new Map<number, Map<number, unknown[]>>()
+      const rowByPart = new Map<number, Map<number, unknown>>()
       const partRows = (at: number, n: number): unknown[] => {
-        let byPart = rowsByPart.get(at)
+        let byPart = rowByPart.get(at)
         if (byPart === undefined) {
-          rowsByPart.set(at, byPart = new Map())
-          for (const row of results[at]!.rows as Array<{ n: unknown }>) {
-            const part = Number(row.n)
-            const rows = byPart.get(part)
-            if (rows === undefined) byPart.set(part, [row])
-            else rows.push(row)
-          }
+          rowByPart.set(at, byPart = new Map())
+          for (const row of results[at]!.rows as Array<{ n: unknown }>) byPart.set(Number(row.n), row)
         }
-        return byPart.get(n) ?? []
+        const row = byPart.get(n)
+        return row === undefined ? [] : [row]
       }
       return places.map(statements => statements.map(({ at, n }) => {
         if (n === 0) return { rows: results[at]!.rows, rowCount: results[at]!.rowCount ?? 0 }

@@ -103,7 +103,8 @@ export class PostgresTable<T, V extends object> {
     // A value another row holds, as the unique index sees it (lower() where it ignores case).
     const unique = spec.unique as string[]
     const foldsCase = (c: string) => (spec.uniqueIgnoringCase as string[]).includes(c)
-    const sameValue = (c: string, p: string) => foldsCase(c) ? `lower(${c}) = lower(${p})` : `${c} = ${p}`
+    const sameValue = (c: string, stored: string, given: string) =>
+      foldsCase(c) ? `lower(${stored}.${c}) = lower(${given}.${c})` : `${stored}.${c} = ${given}.${c}`
     const typeOf = { ...Object.fromEntries(derived.map(c => [c, 'text'])), ...types } as Record<string, string>
     // A shared statement's rows: each parameter an array of one type, unnested side by side.
     const input = (columns: Array<[string, string]>) => `input AS (
@@ -127,7 +128,7 @@ export class PostgresTable<T, V extends object> {
         )`
     const isTaken = (row: string) => unique.length === 0
       ? 'false'
-      : `EXISTS (SELECT 1 FROM ${table} r WHERE r.${idColumn} <> ${row}.${idColumn} AND (${unique.map(c => sameValue(`r.${c}`, `${row}.${c}`)).join(' OR ')}))`
+      : `EXISTS (SELECT 1 FROM ${table} r WHERE r.${idColumn} <> ${row}.${idColumn} AND (${unique.map(c => sameValue(c, 'r', row)).join(' OR ')}))`
     const changed = [...writable, ...derived]
     // Replaces and deletes lock their rows first, in the rows' order (the batch's lock order; the sort
     // comes before the lock), so `current` is each row's latest revision: of racing writers with the
@@ -184,7 +185,7 @@ export class PostgresTable<T, V extends object> {
           SELECT i.event_type, i.envelope_head || u.revision::text || i.envelope_middle || u.created_at || i.envelope_tail, i.updated_at
           FROM updated u JOIN input i USING (n) ORDER BY n
         )
-        SELECT i.n, c.revision AS current, i.n IN (SELECT n FROM taken) AS taken, u.revision, u.created_at
+        SELECT i.n, c.revision AS current, u.revision, u.created_at
         FROM input i LEFT JOIN current c USING (n) LEFT JOIN updated u USING (n)`
       },
       // The tombstone's revision is the deleted row's plus one.
@@ -307,16 +308,16 @@ export class PostgresTable<T, V extends object> {
       statements: [{ shared: this.#shared.replace, values: params }],
       locks: `${this.#spec.table} ${id}`,
       outcome: ([result]) => {
-        const row = result!.rows[0] as { current: number | null, taken: boolean, revision: number | null, created_at: string | null }
+        const row = result!.rows[0] as { current: number | null, revision: number | null, created_at: string | null }
         if (row.revision !== null) {
           const record = { ...answered, created_at: row.created_at }
           this.#writes.changed()
           return { record: record as T, revision: row.revision }
         }
         if (row.current === null) return null
-        if (row.taken && (expected === null || expected.includes(row.current))) throw this.#duplicate(values)
-        // The row was locked before it was checked, so what is left is a refusal by If-Match.
-        throw PreconditionFailedError.of(this.#spec.kind, expected ?? [], row.current)
+        // The row was locked before it was checked: refused by If-Match, or else for a unique value taken.
+        if (expected !== null && !expected.includes(row.current)) throw PreconditionFailedError.of(this.#spec.kind, expected, row.current)
+        throw this.#duplicate(values)
       },
       failure: error => this.#failure(error)
     })
@@ -337,8 +338,8 @@ export class PostgresTable<T, V extends object> {
           return true
         }
         if (row.current === null) return false
-        // The row was locked before it was checked, so what is left is a refusal by If-Match.
-        throw PreconditionFailedError.of(this.#spec.kind, expected ?? [], row.current)
+        // The row was locked before it was checked: only If-Match can have refused it, so expected names revisions.
+        throw PreconditionFailedError.of(this.#spec.kind, expected as readonly number[], row.current)
       },
       // A delete takes no unique value: whatever it raises is the server's fault.
       failure: error => error
