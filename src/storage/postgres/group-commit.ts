@@ -20,7 +20,8 @@ export interface SharedPart {
 /** What a write's outcome reads of one of its statements: the rows (of a shared statement, its own). */
 export interface StatementResult {
   rows: any[]
-  rowCount: number
+  /** Null only for a statement that reports no count (pg's own type); a shared statement's part always has one. */
+  rowCount: number | null
 }
 
 /** One write: its statements, run in order in one transaction, and how their results read. */
@@ -234,7 +235,7 @@ function statementsOf (writes: Array<Write<unknown>>): { queries: pg.QueryConfig
         return row === undefined ? [] : [row]
       }
       return places.map(statements => statements.map(({ at, n }) => {
-        if (n === 0) return { rows: results[at]!.rows, rowCount: results[at]!.rowCount ?? 0 }
+        if (n === 0) return results[at]!
         const rows = partRows(at, n)
         return { rows, rowCount: rows.length }
       }))
