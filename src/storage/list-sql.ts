@@ -12,14 +12,18 @@ export type SqlValue = string | number | null
 export type RunSql = (sql: string, params: SqlValue[], planFixed?: boolean) => Promise<SqlValue[][]>
 
 /**
- * The rows a seek fetches for a page of `limit`, written into its statement: one more than the smallest
- * of a few sizes that holds the page. PostgreSQL prices a LIMIT parameter as a tenth of the table, so
- * at a million books the kept plan looked dear and every run was planned again (about 100 µs for a
- * page that runs in 30); with a literal LIMIT one plan is kept, and the few sizes keep the statements few.
+ * The LIMIT of a seek for a page of `limit`: one more than the smallest of a few sizes that holds the
+ * page, written into the statement; beyond them (the contract's largest page is 100), a bound
+ * parameter. PostgreSQL prices a LIMIT parameter as a tenth of the table, so at a million books the
+ * plan it keeps looked dear and every run was planned again (about 100 µs for a page that runs in 30);
+ * with a literal LIMIT one plan is kept. The sizes are the code's, never a request's number, and few:
+ * a handful of statements per query shape, not one per page size.
  */
-const seekSizes = [1, 5, 10, 20, 50, 100]
-// A limit beyond the sizes (the contract's largest is 100) is used as it is.
-const seekRows = (limit: number) => [...seekSizes.filter(size => size >= limit), limit][0]! + 1
+export const seekSizes = [1, 5, 10, 20, 50, 100]
+function seekLimit (limit: number, p: Params): string {
+  const size = seekSizes.find(size => size >= limit)
+  return size === undefined ? p.add(limit + 1) : String(size + 1)
+}
 
 /** What differs between the engines' SQL for lists. */
 export interface ListDialect {
@@ -211,7 +215,7 @@ export class ListStatements {
     const p = new Params(this.#dialect)
     const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
     const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${this.#where(where)}
-      ORDER BY ${this.#order('t', query.sort)} LIMIT ${seekRows(limit)}`
+      ORDER BY ${this.#order('t', query.sort)} LIMIT ${seekLimit(limit, p)}`
     return this.#pageOf(await run(sql, p.values, true), limit, null)
   }
 

@@ -184,15 +184,17 @@ export const sqliteMigrations: MigrationScripts = {
 
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */
 export function migrate (db: Database, scripts: MigrationScripts = sqliteMigrations, progress?: MigrationProgress): void {
-  const current = db.pragma('user_version', { simple: true }) as number
-  if (current > latestVersion) throw new Error(newerSchemaMessage(current))
-  for (const { version } of schemaHistory.filter(m => m.version > current)) {
-    db.transaction(() => {
+  // The version is read under the write lock: a node starting at the same moment waits for this one's
+  // migrations, then finds nothing left to do (read before the lock, both ran the first script).
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number
+    if (current > latestVersion) throw new Error(newerSchemaMessage(current))
+    for (const { version } of schemaHistory.filter(m => m.version > current)) {
       db.exec(scripts[version])
       if (version === 4) backfillKeys(db, progress)
       db.pragma(`user_version = ${version}`)
-    }).immediate()
-  }
+    }
+  }).immediate()
 }
 
 /**
