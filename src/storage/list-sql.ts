@@ -48,7 +48,7 @@ export interface ListDialect {
 
 /**
  * Numbers the code sets, never a request, and safe integers: the statements carry them as literals
- * (what a request gives, its page size included, is always a bound parameter).
+ * (what a request gives is always a bound parameter; its page size only picks one of seekSizes).
  */
 export interface ListLimits {
   /** Most rows one request may read through an index or a search, beyond its page. */
