@@ -1269,9 +1269,9 @@ export interface components {
          * @example 2026-11-25T00:00:00Z
          */
         UpdatedBefore: string;
-        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
         BookSort: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author" | "published_year" | "-published_year" | "relevance";
-        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. */
+        /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
         StudentSort: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "enrollment_year" | "-enrollment_year" | "relevance";
         /** @description RFC 9110 §13.1.1: proceed only if the record's current `ETag` is one of these (comma-separated) or the value is `*`; otherwise 412 and nothing changes. Weak tags (`W/"…"`) never match. Send the tag exactly as the `ETag` header gave it, double quotes included, e.g. `If-Match: "3-5e6f7a8b9c0d"`; a value that is neither `*` nor quoted tags is a 400. Swagger UI leaves it empty: paste the tag of your own GET. */
         IfMatch: string;
@@ -1437,7 +1437,7 @@ export interface operations {
                  * @example 2026-11-25T00:00:00Z
                  */
                 updated_before?: components["parameters"]["UpdatedBefore"];
-                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
                 sort?: components["parameters"]["BookSort"];
             };
             header?: never;
@@ -1684,7 +1684,7 @@ export interface operations {
                  * @example 2026-11-25T00:00:00Z
                  */
                 updated_before?: components["parameters"]["UpdatedBefore"];
-                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. */
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
                 sort?: components["parameters"]["StudentSort"];
             };
             header?: never;

@@ -11,8 +11,8 @@ function dialect (streams: boolean): ListDialect {
   return {
     placeholder: n => `?${n}`,
     record: alias => `${alias}.book_id`,
-    compile: search => JSON.stringify(search),
-    matches: (q, ranked, where, tail) => `SELECT seq${ranked ? ', 0 AS score' : ''} FROM books_fts WHERE ${[`books_fts MATCH ${q}`, ...where('seq')].join(' AND ')} ${tail?.('seq') ?? ''}`,
+    matches: (search, scope, add, where, tail) => `SELECT seq FROM books_fts WHERE ${[`books_fts MATCH ${add(JSON.stringify([search, scope]))}`, ...where('seq')].join(' AND ')} ${tail?.('seq') ?? ''}`,
+    rowMatches: (alias, search, scope, add) => `${alias}.seq IN (SELECT seq FROM books_fts WHERE books_fts MATCH ${add(JSON.stringify([search, scope]))})`,
     streamsMatches: streams,
     equalsIgnoringCase: (column, values) => `lower(${column}) IN (${values.join(', ')})`,
     seq: value => Number(value)

@@ -6,7 +6,7 @@ import pg from 'pg'
 import t from 'tap'
 import type { Test } from 'tap'
 import { fold } from '../src/domain/search/fold.js'
-import { SearchSyntaxError, matchesSearch, parseSearch, printSearch, toFts5, toTsquery } from '../src/domain/search/query.js'
+import { SearchSyntaxError, matchesSearch, parseSearch, printSearch, relevanceTier, toFts5, toTsquery } from '../src/domain/search/query.js'
 import type { SearchQuery } from '../src/domain/search/query.js'
 import { withPostgres } from './postgres.js'
 
@@ -118,41 +118,53 @@ async function attempt<R> (engine: string, query: SearchQuery, run: () => R | Pr
   }
 }
 
+/** An engine's matches: books, students, and the books of each relevance scope (all terms in the title, or not). */
+interface Found { books: number[], students: number[], first: number[], rest: number[] }
+
 /** Each engine's matches for `query`, by engine name. */
-async function search (query: SearchQuery): Promise<Map<string, { books: number[], students: number[] }>> {
-  const results = new Map<string, { books: number[], students: number[] }>()
+async function search (query: SearchQuery): Promise<Map<string, Found>> {
+  const results = new Map<string, Found>()
   const fts = toFts5(query, ['title_key', 'author_key'])
+  const [ftsFirst, ftsRest] = (['first', 'rest'] as const).map(scope => toFts5(query, ['title_key', 'author_key'], scope))
   const ftsStudents = toFts5(query, ['name_key'])
   for (const name of Object.keys(ftsTokenizers)) {
-    // Ranked as the service will rank, so bm25 meets every query shape too.
-    const matches = (table: string, rank: string, expression: string) => attempt(`FTS5 ${name}`, query, () =>
-      sorted(sqlite.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY ${rank}`).pluck().all(expression) as number[]))
+    // Newest first, as the service reads matches.
+    const matches = (table: string, expression: string) => attempt(`FTS5 ${name}`, query, () =>
+      sorted(sqlite.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC`).pluck().all(expression) as number[]))
     results.set(`FTS5 ${name}`, {
-      books: await matches(`books_fts_${name}`, `bm25(books_fts_${name}, 2.0, 1.0)`, fts),
-      students: await matches(`students_fts_${name}`, `bm25(students_fts_${name})`, ftsStudents)
+      books: await matches(`books_fts_${name}`, fts),
+      students: await matches(`students_fts_${name}`, ftsStudents),
+      first: await matches(`books_fts_${name}`, ftsFirst!),
+      rest: await matches(`books_fts_${name}`, ftsRest!)
     })
   }
   const tsquery = toTsquery(query, ['A', 'B'])
   const tsqueryStudents = toTsquery(query, ['A'])
+  const [tsqueryFirst, tsqueryRest] = (['first', 'rest'] as const).map(scope => toTsquery(query, ['A', 'B'], scope))
   await Promise.all(postgres.map(async ({ name, client }) => {
     const matches = (sql: string, text: string) => attempt(name, query, async () => sorted((await client.query<{ seq: string }>(sql, [text])).rows.map(row => row.seq)))
-    const books = await matches('SELECT seq FROM books WHERE tsv @@ $1::tsquery ORDER BY ts_rank_cd(tsv, $1::tsquery, 32) DESC', tsquery)
+    const books = await matches('SELECT seq FROM books WHERE tsv @@ $1::tsquery', tsquery)
     const words = await matches('SELECT seq FROM books WHERE tsv_words @@ $1::tsquery', tsquery)
-    const students = await matches('SELECT seq FROM students WHERE tsv @@ $1::tsquery ORDER BY ts_rank_cd(tsv, $1::tsquery, 32) DESC', tsqueryStudents)
-    results.set(name, { books, students })
-    results.set(`${name}, parser-free tsvector`, { books: words, students })
+    const students = await matches('SELECT seq FROM students WHERE tsv @@ $1::tsquery', tsqueryStudents)
+    const first = await matches('SELECT seq FROM books WHERE tsv @@ $1::tsquery', tsqueryFirst!)
+    const rest = await matches('SELECT seq FROM books WHERE tsv @@ $1::tsquery', tsqueryRest!)
+    results.set(name, { books, students, first, rest })
+    results.set(`${name}, parser-free tsvector`, { books: words, students, first, rest })
   }))
   return results
 }
 
 /** Throws, naming the query and the engine, unless every engine finds exactly what the oracle finds. */
 async function agree (books: Book[], query: SearchQuery): Promise<number[]> {
-  const expected = {
+  const tiers = books.map(book => matchesSearch(query, [book.title, book.author]) ? relevanceTier(query, [book.title, book.author]) : null)
+  const expected: Found = {
     books: books.flatMap((book, i) => matchesSearch(query, [book.title, book.author]) ? [i + 1] : []),
-    students: books.flatMap((book, i) => matchesSearch(query, [book.title]) ? [i + 1] : [])
+    students: books.flatMap((book, i) => matchesSearch(query, [book.title]) ? [i + 1] : []),
+    first: tiers.flatMap((tier, i) => tier !== null && tier < 2 ? [i + 1] : []),
+    rest: tiers.flatMap((tier, i) => tier === 2 ? [i + 1] : [])
   }
   for (const [engine, found] of await search(query)) {
-    for (const list of ['books', 'students'] as const) {
+    for (const list of ['books', 'students', 'first', 'rest'] as const) {
       if (JSON.stringify(found[list]) !== JSON.stringify(expected[list])) {
         throw new Error(`${engine} ${list} for ${JSON.stringify(printSearch(query))}: found ${JSON.stringify(found[list])}, the oracle ${JSON.stringify(expected[list])}`)
       }

@@ -4,7 +4,7 @@ import t from 'tap'
 import { FOLD_MAX_WORD_LENGTH, FOLD_MAX_WORDS, fold } from '../src/domain/search/fold.js'
 import {
   MAX_PHRASE_WORDS, MAX_POSITIVE_TERMS, MAX_TERMS, MIN_PREFIX_LENGTH, SearchSyntaxError,
-  matchesSearch, parseSearch, printSearch, toFts5, toTsquery
+  exactText, exclusions, matchesSearch, parseSearch, printSearch, relevanceTier, toFts5, toTsquery
 } from '../src/domain/search/query.js'
 import type { SearchQuery } from '../src/domain/search/query.js'
 
@@ -105,7 +105,8 @@ t.test('parseSearch: words, phrases, exclusions, OR and prefixes', async t => {
     ['Dune  Messiah', 'dune messiah'],
     ['dune messiah OR children', 'children OR messiah dune'],
     ['a OR b OR c', 'a OR b OR c'],
-    ['dune or messiah', 'dune messiah or'],
+    // Plain words keep their order (relevance puts a title of exactly these words first); with OR or a prefix, sorted.
+    ['dune or messiah', 'dune or messiah'],
     ['Or', 'or'],
     ['-OR dune', 'dune -or'],
     ['state-of-the-art', '"state of the art"'],
@@ -122,13 +123,13 @@ t.test('parseSearch: words, phrases, exclusions, OR and prefixes', async t => {
     ['dun**', 'dun*'],
     ['dune*x', '"dune x"'],
     ['state-of-the-ar*', '"state of the ar*"'],
-    ['a"b c"d', '"b c" a d'],
+    ['a"b c"d', 'a "b c" d'],
     ['"a""b"', 'a b'],
     ['-"dune messiah" frank', 'frank -"dune messiah"'],
     ['--dune frank', 'frank -dune'],
-    ['NOT AND NEAR(a b)', '"near a" and b not'],
+    ['NOT AND NEAR(a b)', 'not and "near a" b'],
     ['title:dune {title_key}:x ^dune', '"title dune" "title key x" dune'],
-    ["'; DROP TABLE books; --", 'books drop table'],
+    ["'; DROP TABLE books; --", 'drop table books'],
     ['Ørsted STRASSE', 'orsted strasse'],
     ['\u3000dune\u00a0messiah\t', 'dune messiah']
   ]
@@ -173,7 +174,8 @@ t.test('parseSearch: every error names its position', async t => {
 
 t.test('printSearch: one text per meaning', async t => {
   const same: string[][] = [
-    ['Dune  Messiah', 'dune messiah', 'messiah dune', 'DUNE dune Messiah', '"dune" "messiah"', 'dune - messiah', 'dune messiah -'],
+    ['Dune  Messiah', 'dune messiah', 'DUNE dune Messiah', '"dune" "messiah"', 'dune - messiah', 'dune messiah -'],
+    ['messiah dune', 'Messiah  DUNE messiah'],
     ['dune messiah OR children', 'dune children OR messiah', 'Children OR MESSIAH dune', 'dune messiah OR children OR messiah'],
     ['-frank dune', 'dune -frank', 'dune -frank -Frank', 'dune -"frank"'],
     ['dun* OR x', 'x OR dun**', '"dun"* OR x'],
@@ -183,7 +185,7 @@ t.test('printSearch: one text per meaning', async t => {
     const texts = group.map(printed)
     t.same(new Set(texts).size, 1, group.join(' | '))
   }
-  const different = ['dune messiah', '"dune messiah"', 'dune OR messiah', 'dune -messiah', 'dune* messiah', 'dune messiah*', 'dune or messiah']
+  const different = ['dune messiah', 'messiah dune', '"dune messiah"', 'dune OR messiah', 'dune -messiah', 'dune* messiah', 'dune messiah*', 'dune or messiah']
   t.equal(new Set(different.map(printed)).size, different.length)
   const unsorted: SearchQuery = { clauses: [{ exclude: true, any: [{ words: ['b'], prefix: false }] }, { exclude: false, any: [{ words: ['c'], prefix: false }, { words: ['a'], prefix: false }] }] }
   t.equal(printSearch(unsorted), 'a OR c -b', 'a query built by hand prints in the same canonical order')
@@ -211,6 +213,22 @@ t.test('toTsquery: quoted lexemes, weighted phrases, prefixes', async t => {
   t.equal(toTsquery(hostile, ['A', 'B']), "(('it\\'s':A <-> 'a\\\\b':*A) | ('it\\'s':B <-> 'a\\\\b':*B))")
   t.throws(() => toTsquery(parseSearch('dune'), ["A'"]), TypeError)
   t.throws(() => toTsquery({ clauses: [] }, ['A']), /at least one clause that is not excluded/)
+})
+
+t.test('relevance scopes: the matches with every term to search for in the title, and the rest; exclusions look everywhere', async t => {
+  const query = parseSearch('dune "chil*" -frank')
+  t.equal(toFts5(query, ['title_key', 'author_key'], 'first'), '({title_key} : ("chil" * AND "dune")) NOT ({title_key author_key} : ("frank"))')
+  t.equal(toFts5(query, ['title_key', 'author_key'], 'rest'),
+    '({title_key author_key} : ("chil" * AND "dune")) NOT ({title_key} : ("chil" * AND "dune") OR {title_key author_key} : ("frank"))')
+  t.equal(toFts5(parseSearch('dune'), ['title_key', 'author_key'], 'first'), '{title_key} : ("dune")')
+  t.equal(toTsquery(query, ['A', 'B'], 'first'), "'chil':*A & 'dune':A & !'frank'")
+  t.equal(toTsquery(query, ['A', 'B'], 'rest'), "'chil':* & 'dune' & !('chil':*A & 'dune':A) & !'frank'")
+  t.equal(exactText(parseSearch('Children of "DUNE" -frank')), 'children of dune', 'plain words and phrases, in the order given')
+  t.equal(exactText(parseSearch('dune OR messiah')), null)
+  t.equal(exactText(parseSearch('dun*')), null)
+  t.same(['Dune', 'Dune Messiah', 'Messiah', 'dune dune'].map(title => relevanceTier(parseSearch('dune'), [title, 'Dune Author'])), [0, 1, 2, 1])
+  t.same(exclusions(parseSearch('dune -a -"b c"')), { clauses: [{ exclude: false, any: [{ words: ['b', 'c'], prefix: false }] }, { exclude: false, any: [{ words: ['a'], prefix: false }] }] })
+  t.equal(exclusions(parseSearch('dune')), null)
 })
 
 t.test('matchesSearch: the reference semantics', async t => {

@@ -1,5 +1,5 @@
 // A list query as bounded SQL for either engine: chooses the access path from a fixed table, never the planner's guess.
-import type { SearchQuery } from '../domain/search/query.js'
+import { exactText, exclusions, type SearchQuery, type SearchScope } from '../domain/search/query.js'
 import type { ListSpec } from './tables.js'
 import type { ListQuery, Page } from './types.js'
 
@@ -31,13 +31,13 @@ export interface ListDialect {
   placeholder (n: number): string
   /** The record's columns for SELECT, each qualified with `alias`, in the order of the record's fields. */
   record (alias: string): string
-  /** The search compiled for this engine: an FTS5 MATCH expression or a tsquery. */
-  compile (search: SearchQuery): string
   /**
-   * A SELECT of the matching rows' `seq` (and `score`, lower is better, when `ranked`), where
-   * `where(seqColumn)` adds conditions on seq; `q` is the compiled search's placeholder.
+   * A SELECT of the `seq` of the rows `search` finds in `scope`, where `where(seqColumn)` adds conditions
+   * on seq; the compiled search (an FTS5 MATCH expression, tsqueries) goes in as parameters by `add`.
    */
-  matches (q: string, ranked: boolean, where: (seqColumn: string) => string[], tail?: (seqColumn: string) => string): string
+  matches (search: SearchQuery, scope: SearchScope, add: (value: SqlValue) => string, where: (seqColumn: string) => string[], tail?: (seqColumn: string) => string): string
+  /** The row `alias` is found by `search` in `scope`: a test of one row, not a scan. */
+  rowMatches (alias: string, search: SearchQuery, scope: SearchScope, add: (value: SqlValue) => string): string
   /** True when matches come from an index in seq order (FTS5 rowids): a search is then walked through it. */
   streamsMatches: boolean
   /** `column` equals one of `values` (placeholders), ignoring ASCII letter case. */
@@ -53,16 +53,14 @@ export interface ListDialect {
 export interface ListLimits {
   /** Most rows one request may read through an index or a search, beyond its page. */
   cap: number
-  /** Most matches ranked by relevance: the newest ones; older matches follow, newest first. */
-  rankWindow: number
 }
 
 /**
  * The same on both engines, so that they accept and refuse the same queries. Measured on SQLite at
  * 200,000 books: counting a common term's first 5,001 matches cost 2 ms of a 2.4 ms page, 2,001 about
- * 0.6 ms; ranking 5,000 matches 6.4 ms, 1,000 about 2 ms (BENCHMARKS.md has the figures at 1,000,000).
+ * 0.6 ms (BENCHMARKS.md has the figures at 1,000,000).
  */
-export const defaultListLimits: ListLimits = { cap: 2000, rankWindow: 1000 }
+export const defaultListLimits: ListLimits = { cap: 2000 }
 
 /** Every record in creation order: what a list without parameters asks for. */
 export const creationOrder: ListQuery = { equals: [], ranges: [], search: null, sort: { key: 'created_at', descending: false } }
@@ -75,7 +73,17 @@ export class SearchTooBroadError extends Error {
   }
 }
 
-type Position = { k: SqlValue[] } | { r: [string, string], p: SqlValue[] }
+/** Where a page ends: the last row's sort keys; in a relevance order, also its tier (`k` null: the tier's start). */
+type Position = { k: SqlValue[] } | { t: number, k: SqlValue[] | null }
+
+/** A condition on one row beyond the query's filters; one that `drives` may be counted and drive the page as a filter does. */
+interface Condition { on: (alias: string, p: Params) => string, drives: boolean }
+
+/** A query as the statements below run it: a relevance tier narrows its search and adds conditions. */
+interface Part extends ListQuery {
+  scope: SearchScope
+  extra: Condition[]
+}
 
 /** Collects a statement's parameters and hands out their placeholders. */
 class Params {
@@ -105,17 +113,23 @@ export class ListStatements {
   async page (query: ListQuery, limit: number, after: string | null, run: RunSql): Promise<Page<SqlValue[]>> {
     const position = after === null ? null : JSON.parse(after) as Position
     const { search, sort } = query
-    if (search !== null && sort.key === 'relevance') return this.#ranked(query, search, limit, position as Extract<Position, { r: unknown }> | null, run)
-    const keyset = position === null ? null : (position as { k: SqlValue[] }).k
+    if (search !== null && sort.key === 'relevance') return this.#ranked(query, search, limit, position as Extract<Position, { t: number }> | null, run)
+    return this.#part({ ...query, scope: 'all', extra: [] }, limit, position === null ? null : position.k, run)
+  }
+
+  async #part (query: Part, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
+    const { search, sort } = query
+    const filters = this.#conditions(query)
     if (search !== null) {
-      const driven = await this.#count(this.#matches(search, false), run) <= this.#limits.cap
-        ? await this.#driven(query, limit, keyset, run, p => this.#matchSeqs(search, p))
+      // Matches that stream in creation order, unfiltered, fill the page as they come: nothing to count.
+      if (this.#dialect.streamsMatches && sort.key === 'created_at' && filters.length === 0) return this.#walk(query, limit, keyset, run, true)
+      const driven = await this.#count(this.#matches(query), run) <= this.#limits.cap
+        ? await this.#driven(query, limit, keyset, run, p => this.#matches(query)(p))
         : null
       if (driven !== null) return driven
       if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)
       return this.#walk(query, limit, keyset, run, true)
     }
-    const filters = this.#conditions(query)
     if (filters.length === 0 || this.#seekable(query)) return this.#seek(query, limit, keyset, run)
     // Probe-then-choose: the filter with the fewest matches (each counted no further than cap) drives;
     // when every filter matches more than cap rows, the sort order is walked, cap entries at a time.
@@ -131,9 +145,9 @@ export class ListStatements {
     return driven ?? await this.#walk(query, limit, keyset, run, false)
   }
 
-  #seekable ({ equals, ranges, sort }: ListQuery): boolean {
+  #seekable ({ equals, ranges, sort, extra }: Part): boolean {
     const [only] = equals
-    return equals.length === 1 && ranges.length === 0 && only!.values.length === 1 && (this.#spec.seekable[only!.field]?.includes(sort.key) ?? false)
+    return equals.length === 1 && ranges.length === 0 && extra.length === 0 && only!.values.length === 1 && (this.#spec.seekable[only!.field]?.includes(sort.key) ?? false)
   }
 
   #keys (sort: ListQuery['sort']): string[] {
@@ -171,24 +185,25 @@ export class ListStatements {
     return conditions.join(' AND ')
   }
 
-  /** Each filter of the query (search aside) as a condition on a table alias. */
-  #conditions (query: ListQuery): ((alias: string, p: Params) => string)[] {
-    return [...query.equals.map(e => (alias: string, p: Params) => this.#equals(alias, e, p)), ...query.ranges.map(r => (alias: string, p: Params) => this.#range(alias, r, p))]
+  /** Each filter of the query (search aside) that may drive a page, as a condition on a table alias. */
+  #conditions (query: Part): ((alias: string, p: Params) => string)[] {
+    return [
+      ...query.equals.map(e => (alias: string, p: Params) => this.#equals(alias, e, p)),
+      ...query.ranges.map(r => (alias: string, p: Params) => this.#range(alias, r, p)),
+      ...query.extra.filter(c => c.drives).map(c => c.on)
+    ]
   }
 
   /** Every filter of the query on `alias`, the search included unless the rows come from it. */
-  #filters (alias: string, query: ListQuery, p: Params, withSearch: boolean): string[] {
-    const conditions = this.#conditions(query).map(condition => condition(alias, p))
-    if (withSearch && query.search !== null) conditions.push(`${alias}.seq IN (${this.#matchSeqs(query.search, p)})`)
+  #filters (alias: string, query: Part, p: Params, withSearch: boolean): string[] {
+    const conditions = [...this.#conditions(query), ...query.extra.filter(c => !c.drives).map(c => c.on)].map(condition => condition(alias, p))
+    if (withSearch && query.search !== null) conditions.push(this.#dialect.rowMatches(alias, query.search, query.scope, v => p.add(v)))
     return conditions
   }
 
-  #matches (search: SearchQuery, ranked: boolean, where: (seq: string) => string[] = () => [], tail?: (seq: string) => string): (p: Params) => string {
-    return p => this.#dialect.matches(p.add(this.#dialect.compile(search)), ranked, where, tail)
-  }
-
-  #matchSeqs (search: SearchQuery, p: Params): string {
-    return this.#matches(search, false)(p)
+  /** A SELECT of the seqs the query's search finds in its scope. */
+  #matches (query: Part, where: (seq: string) => string[] = () => [], tail?: (seq: string) => string): (p: Params) => string {
+    return p => this.#dialect.matches(query.search!, query.scope, v => p.add(v), where, tail)
   }
 
   /** How many rows `source` yields, counting no further than cap + 1. */
@@ -211,7 +226,7 @@ export class ListStatements {
     return { items: items.map(row => row.slice(0, this.#recordWidth)), after: last === null ? null : JSON.stringify({ k: last.map(String) }) }
   }
 
-  async #seek (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
+  async #seek (query: Part, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
     const p = new Params(this.#dialect)
     const where = [...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
     const sql = `SELECT ${this.#select('t', query.sort)} FROM ${this.#table} t ${this.#where(where)}
@@ -224,7 +239,7 @@ export class ListStatements {
    * matches more than cap rows after all (writes between the count and this statement, on PostgreSQL),
    * since a page of an arbitrary cap of them could leave records out.
    */
-  async #driven (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, driver: (p: Params) => string): Promise<Page<SqlValue[]> | null> {
+  async #driven (query: Part, limit: number, keyset: SqlValue[] | null, run: RunSql, driver: (p: Params) => string): Promise<Page<SqlValue[]> | null> {
     const p = new Params(this.#dialect)
     const source = `${driver(p)} LIMIT ${this.#limits.cap + 1}`
     const where = ['t.seq = d.seq', ...this.#filters('t', query, p, false), ...this.#after('t', query.sort, keyset, p)]
@@ -239,13 +254,13 @@ export class ListStatements {
    * The next cap entries of the sort order (or, for a search the engine streams, of its matches in
    * creation order), filtered: a page may be short, and then continues after the last entry read.
    */
-  async #walk (query: ListQuery, limit: number, keyset: SqlValue[] | null, run: RunSql, searching: boolean): Promise<Page<SqlValue[]>> {
+  async #walk (query: Part, limit: number, keyset: SqlValue[] | null, run: RunSql, searching: boolean): Promise<Page<SqlValue[]>> {
     const { sort } = query
     const stream = searching && this.#dialect.streamsMatches
     const window = (p: Params, columns: string, bound: string): string => {
       if (stream) {
         const direction = sort.descending ? ' DESC' : ''
-        return this.#matches(query.search!, false, seq => keyset === null ? [] : [`${seq} ${sort.descending ? '<' : '>'} ${p.add(this.#dialect.seq(String(keyset[0])))}`],
+        return this.#matches(query, seq => keyset === null ? [] : [`${seq} ${sort.descending ? '<' : '>'} ${p.add(this.#dialect.seq(String(keyset[0])))}`],
           seq => `ORDER BY ${seq}${direction} ${bound}`)(p)
       }
       const where = [...this.#after('w', sort, keyset, p), ...this.#leadingRanges('w', query, p)]
@@ -280,48 +295,44 @@ export class ListStatements {
   }
 
   /** Ranges on the sort's leading column bound the walk's index range itself. */
-  #leadingRanges (alias: string, query: ListQuery, p: Params): string[] {
+  #leadingRanges (alias: string, query: Part, p: Params): string[] {
     const leading = this.#spec.sorts[query.sort.key]![0]
     return query.ranges.filter(r => this.#spec.ranges[r.field]!.column === leading).map(r => this.#range(alias, r, p))
   }
 
   /**
-   * Relevance over a window of matches fixed on the first page (records created later do not enter a
-   * running walk); older matches follow, newest first. Where matches stream in creation order
-   * (FTS5), the window is the newest `rankWindow` matches. Elsewhere (a GIN index has no order) all
-   * matches when at most cap, else the matches among the newest cap records: finding the newest
-   * matches of a common term would read them all.
+   * Relevance: the records whose first searched field (a title, a name) is exactly the query's text,
+   * then those with every term to search for in that field, then the other matches; newest first in
+   * each tier. Each tier is walked as a search in creation order is, so a page costs what one such
+   * page does, and every match of the whole collection is ranked.
    */
-  async #ranked (query: ListQuery, search: SearchQuery, limit: number, position: { r: [string, string], p: SqlValue[] } | null, run: RunSql): Promise<Page<SqlValue[]>> {
-    let window = position?.r
-    if (window === undefined) {
-      const [[high]] = await run(`SELECT coalesce(max(seq), 0) FROM ${this.#table}`, []) as [[number | string]]
-      const p = new Params(this.#dialect)
-      const below = (seq: string): string[] => [`${seq} <= ${p.add(this.#dialect.seq(String(high)))}`]
-      let floor: SqlValue[] | undefined
-      if (this.#dialect.streamsMatches) {
-        [floor] = await run(this.#matches(search, false, below, seq => `ORDER BY ${seq} DESC LIMIT 1 OFFSET ${this.#limits.rankWindow - 1}`)(p), p.values)
-      } else if (await this.#count(this.#matches(search, false), run) > this.#limits.cap) {
-        [floor] = await run(`SELECT seq FROM ${this.#table} ${this.#where(below('seq'))} ORDER BY seq DESC LIMIT 1 OFFSET ${this.#limits.cap - 1}`, p.values)
-      }
-      window = [String(high), String(floor?.[0] ?? 0)]
+  async #ranked (query: ListQuery, search: SearchQuery, limit: number, position: { t: number, k: SqlValue[] | null } | null, run: RunSql): Promise<Page<SqlValue[]>> {
+    const tiers = this.#tiers(query, search)
+    const items: SqlValue[][] = []
+    let keyset = position?.k ?? null
+    for (let tier = position?.t ?? 0; tier < tiers.length; tier++, keyset = null) {
+      if (items.length === limit) return { items, after: JSON.stringify({ t: tier, k: null }) }
+      const page = await this.#part(tiers[tier]!, limit - items.length, keyset, run)
+      items.push(...page.items)
+      if (page.after !== null) return { items, after: JSON.stringify({ t: tier, k: (JSON.parse(page.after) as { k: SqlValue[] }).k }) }
     }
-    const [high, floor] = window
-    const at = position?.p ?? null
-    if (at === null || at.length === 2) {
-      const p = new Params(this.#dialect)
-      const matches = this.#matches(search, true, seq => [`${seq} >= ${p.add(this.#dialect.seq(floor))}`, `${seq} <= ${p.add(this.#dialect.seq(high))}`])(p)
-      const where = ['t.seq = m.seq', ...this.#filters('t', query, p, false)]
-      if (at !== null) where.push(`(m.score, -m.seq) > (${p.add(at[0]!)}, ${p.add(-Number(at[1]))})`)
-      const rows = await run(`SELECT ${this.#dialect.record('t')}, m.score, t.seq FROM (${matches}) m CROSS JOIN ${this.#table} t
-        WHERE ${where.join(' AND ')} ORDER BY m.score, m.seq DESC LIMIT ${p.add(limit + 1)}`, p.values)
-      const more = rows.length > limit
-      const items = more ? rows.slice(0, limit) : rows
-      const next = more ? items.at(-1)!.slice(this.#recordWidth) : floor === '0' ? null : [floor]
-      return { items: items.map(row => row.slice(0, this.#recordWidth)), after: next === null ? null : JSON.stringify({ r: window, p: next.map((v, i) => i === 0 && next.length === 2 ? Number(v) : String(v)) }) }
+    return { items, after: null }
+  }
+
+  #tiers (query: ListQuery, search: SearchQuery): Part[] {
+    const byCreation = { ...query, sort: { key: 'created_at', descending: true } }
+    const first = this.#spec.searched[0]!
+    const exact = exactText(search)
+    const excluded = exclusions(search)
+    const tiers: Part[] = []
+    let notExact: Condition[] = []
+    if (exact !== null) {
+      // A title made of exactly the words holds them all: only the exclusions are left to test.
+      const unexcluded: Condition[] = excluded === null ? [] : [{ on: (alias, p) => `NOT ${this.#dialect.rowMatches(alias, excluded, 'all', v => p.add(v))}`, drives: false }]
+      tiers.push({ ...byCreation, search: null, scope: 'all', extra: [{ on: (alias, p) => `${alias}.${first} = ${p.add(exact)}`, drives: true }, ...unexcluded] })
+      notExact = [{ on: (alias, p) => `${alias}.${first} <> ${p.add(exact)}`, drives: false }]
     }
-    // Past the window: the older matches, newest first, streamed like a search in creation order.
-    const older = await this.#walk({ ...query, sort: { key: 'created_at', descending: true } }, limit, [String(at[0])], run, true)
-    return { items: older.items, after: older.after === null ? null : JSON.stringify({ r: window, p: (JSON.parse(older.after) as { k: SqlValue[] }).k }) }
+    if (this.#spec.searched.length === 1) return [...tiers, { ...byCreation, scope: 'all', extra: notExact }]
+    return [...tiers, { ...byCreation, scope: 'first', extra: notExact }, { ...byCreation, scope: 'rest', extra: [] }]
   }
 }

@@ -157,19 +157,40 @@ function compare (a: string, b: string): number {
   return a < b ? -1 : 1
 }
 
+/** Whether every clause to search for is one word or phrase without a prefix: then the words in order can be a whole title. */
+const plain = (clauses: SearchClause[]): boolean => clauses.every(clause => clause.exclude || (clause.any.length === 1 && !clause.any[0]!.prefix))
+
 // AND and OR are commutative and idempotent, so sorted, de-duplicated terms and clauses give one form per meaning:
-// the cursor binding, the page cache and both compilers then see `messiah dune` and `dune dune messiah` alike.
+// the cursor binding, the page cache and both compilers then see `dune dune messiah` and `dune messiah` alike.
+// Only the order of plain words matters (relevance puts a title made of exactly them, in that order, first):
+// `messiah dune` stays apart from `dune messiah`.
 function canonical (clauses: SearchClause[]): SearchQuery {
   const seen = new Map<string, SearchClause>()
   for (const clause of clauses) {
     const terms = new Map(clause.any.map(term => [printTerm(term), term]))
     const any = [...terms.keys()].sort(compare).map(key => terms.get(key)!)
     const sorted = { exclude: clause.exclude, any }
-    seen.set(printClause(sorted), sorted)
+    if (!seen.has(printClause(sorted))) seen.set(printClause(sorted), sorted)
   }
+  const ordered = plain(clauses)
   const rank = (clause: SearchClause) => clause.exclude ? 1 : 0
-  const keys = [...seen.keys()].sort((a, b) => rank(seen.get(a)!) - rank(seen.get(b)!) || compare(a, b))
+  // Map keys keep the order they were first given in, and sort is stable.
+  const keys = [...seen.keys()].sort((a, b) => rank(seen.get(a)!) - rank(seen.get(b)!) || (ordered && !seen.get(a)!.exclude ? 0 : compare(a, b)))
   return { clauses: keys.map(key => seen.get(key)!) }
+}
+
+/**
+ * The folded text a title (or name) must be to match the query exactly: its plain words and phrases in
+ * the order given, or null when a clause has OR or a prefix (no single text then).
+ */
+export function exactText (query: SearchQuery): string | null {
+  return plain(query.clauses) ? query.clauses.filter(clause => !clause.exclude).map(clause => clause.any[0]!.words.join(' ')).join(' ') : null
+}
+
+/** The query's exclusions as a query of their own (matching what the query leaves out), or null when it has none. */
+export function exclusions (query: SearchQuery): SearchQuery | null {
+  const excluded = query.clauses.filter(clause => clause.exclude)
+  return excluded.length === 0 ? null : { clauses: excluded.map(clause => ({ exclude: false, any: clause.any })) }
 }
 
 /** Canonical text of a parsed query: equal for queries that mean the same (`Dune  Messiah` and `dune messiah`); used to bind cursors. */
@@ -193,17 +214,29 @@ function fts5Term (term: SearchTerm): string {
   return term.words.map(word => `"${word.replaceAll('"', '""')}"`).join(' + ') + (term.prefix ? ' *' : '')
 }
 
+/**
+ * Which matches a compiled search finds, by where its terms to search for are: `all`, every match;
+ * `first`, the matches with each of them in the first searched field (a book's title); `rest`, the
+ * other matches. Exclusions always look in every field.
+ */
+export type SearchScope = 'all' | 'first' | 'rest'
+
 /** FTS5 MATCH expression over the given columns, e.g. columns ['title_key','author_key']. Bound as a parameter, never concatenated into SQL. */
-export function toFts5 (query: SearchQuery, columns: string[]): string {
+export function toFts5 (query: SearchQuery, columns: string[], scope: SearchScope = 'all'): string {
   for (const column of columns) {
     if (!/^[A-Za-z_]\w*$/.test(column)) throw new TypeError(`${JSON.stringify(column)} is not a plain FTS5 column name`)
   }
   const { positive, excluded } = split(query)
   const clause = (c: SearchClause) => parenthesise(c.any.map(fts5Term), ' OR ')
-  let expression = positive.map(clause).join(' AND ')
-  if (excluded.length > 0) expression = `(${expression}) NOT (${excluded.map(clause).join(' OR ')})`
+  const sought = positive.map(clause).join(' AND ')
+  const excludedText = excluded.map(clause).join(' OR ')
   // FTS5 phrases never span two columns, so the column filter alone keeps a phrase inside one field.
-  return `{${columns.join(' ')}} : (${expression})`
+  const within = (cols: string[], expression: string) => `{${cols.join(' ')}} : (${expression})`
+  if (scope === 'all') return within(columns, excluded.length > 0 ? `(${sought}) NOT (${excludedText})` : sought)
+  const inFirst = within(columns.slice(0, 1), sought)
+  const left = [...(scope === 'rest' ? [inFirst] : []), ...(excluded.length > 0 ? [within(columns, excludedText)] : [])]
+  const found = scope === 'rest' ? within(columns, sought) : inFirst
+  return left.length === 0 ? found : `(${found}) NOT (${left.join(' OR ')})`
 }
 
 function lexeme (word: string, weight: string, prefix: boolean): string {
@@ -211,9 +244,11 @@ function lexeme (word: string, weight: string, prefix: boolean): string {
   return `'${word.replace(/['\\]/g, '\\$&')}'` + (label === '' ? '' : `:${label}`)
 }
 
-function tsTerm (term: SearchTerm, weights: string[]): string {
+/** `only`: the term must be found in the field of this weight, whatever the field count. */
+function tsTerm (term: SearchTerm, weights: string[], only?: string): string {
   const last = term.words.length - 1
   const phrase = (weight: string) => parenthesise(term.words.map((word, i) => lexeme(word, weight, term.prefix && i === last)), ' <-> ')
+  if (only !== undefined) return phrase(only)
   // A tsvector made by || numbers the author's words on from the title's, so 'messiah' <-> 'frank' would find
   // "Dune Messiah" by Frank Herbert; one weighted copy of the phrase per field keeps it inside a field, as in FTS5.
   if (last === 0 || weights.length < 2) return phrase('')
@@ -221,13 +256,16 @@ function tsTerm (term: SearchTerm, weights: string[]): string {
 }
 
 /** PostgreSQL tsquery text (cast with ::tsquery, no parser involved) over a tsvector whose fields carry the given weights in order, e.g. ['A','B'] for books (title A, author B), ['A'] for students. */
-export function toTsquery (query: SearchQuery, weights: string[]): string {
+export function toTsquery (query: SearchQuery, weights: string[], scope: SearchScope = 'all'): string {
   for (const weight of weights) {
     if (!/^[A-D]$/.test(weight)) throw new TypeError(`${JSON.stringify(weight)} is not a tsvector weight (A to D)`)
   }
   const { positive, excluded } = split(query)
-  const clause = (c: SearchClause) => parenthesise(c.any.map(term => tsTerm(term, weights)), ' | ')
-  return [...positive.map(clause), ...excluded.map(c => `!${clause(c)}`)].join(' & ')
+  const clause = (c: SearchClause, only?: string) => parenthesise(c.any.map(term => tsTerm(term, weights, only)), ' | ')
+  const inFirst = positive.map(c => clause(c, weights[0]))
+  const sought = scope === 'first' ? inFirst : positive.map(c => clause(c))
+  const left = [...(scope === 'rest' ? [`!${parenthesise(inFirst, ' & ')}`] : []), ...excluded.map(c => `!${clause(c)}`)]
+  return [...sought, ...left].join(' & ')
 }
 
 function termIn (term: SearchTerm, words: string[]): boolean {
@@ -238,8 +276,24 @@ function termIn (term: SearchTerm, words: string[]): boolean {
   return false
 }
 
+const words = (field: string): string[] => {
+  const text = fold(field)
+  return text === '' ? [] : text.split(' ')
+}
+
 /** Reference semantics in plain JS: does a record whose searchable fields hold these (unfolded) texts match? Used by tests as the oracle the engines are compared against. */
 export function matchesSearch (query: SearchQuery, fields: string[]): boolean {
-  const folded = fields.map(field => fold(field)).map(text => text === '' ? [] : text.split(' '))
+  const folded = fields.map(words)
   return query.clauses.every(clause => clause.any.some(term => folded.some(words => termIn(term, words))) !== clause.exclude)
+}
+
+/**
+ * Reference semantics of relevance for a matching record: 0 when its first field is exactly the
+ * query's text (exactText), 1 when every clause to search for is found in its first field, else 2.
+ * Lower comes first; within a tier, newer records first.
+ */
+export function relevanceTier (query: SearchQuery, fields: string[]): 0 | 1 | 2 {
+  const first = words(fields[0]!)
+  if (first.join(' ') === exactText(query)) return 0
+  return query.clauses.every(clause => clause.exclude || clause.any.some(term => termIn(term, first))) ? 1 : 2
 }

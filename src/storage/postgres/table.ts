@@ -2,7 +2,7 @@
 import { uuidv7 } from 'uuidv7'
 import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../http/errors.js'
 import pg from 'pg'
-import { toTsquery } from '../../domain/search/query.js'
+import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Versioned } from '../types.js'
@@ -35,15 +35,29 @@ function envelopeParts (envelope: string, withCreatedAt: boolean): string[] {
 
 function postgresDialect (spec: TableSpec<object>): ListDialect {
   const { table, idColumn } = spec
-  const searchWeights = weights.slice(0, spec.list.searched.length)
+  const searched = spec.list.searched
+  const searchWeights = weights.slice(0, searched.length)
+  // A GIN index on tsv cannot tell a title's word from an author's (it ignores weights): each scope of
+  // several fields also asks its field's own index (migration 9) for the rows it can be among.
+  const fieldWords = (alias: string, field: number) => `search_words(${alias}.${searched[field]!}, '${searchWeights[field]!}')`
+  const tsquery = (add: (value: SqlValue) => string, text: string) => `${add(text)}::tsquery`
+  const found = (alias: string, search: SearchQuery, scope: SearchScope, add: (value: SqlValue) => string): string => {
+    const all = `${alias}.tsv @@ ${tsquery(add, toTsquery(search, searchWeights, scope))}`
+    if (scope === 'all' || searched.length === 1) return all
+    const sought = { clauses: search.clauses.filter(clause => !clause.exclude) }
+    // In the title: every clause; elsewhere: at least one clause in another field (the author).
+    const among = scope === 'first' ? toTsquery(sought, ['A']) : toTsquery({ clauses: [{ exclude: false, any: sought.clauses.flatMap(clause => clause.any) }] }, ['A'])
+    const fields = scope === 'first' ? [0] : searched.slice(1).map((_, i) => i + 1)
+    const candidates = fields.map(field => `${fieldWords(alias, field)} @@ ${tsquery(add, among)}`)
+    return `${candidates.length === 1 ? candidates[0]! : `(${candidates.join(' OR ')})`} AND ${all}`
+  }
   return {
     placeholder: n => `$${n}`,
     // Timestamps as PostgreSQL's text, turned into the service's form by PostgresTable.list.
     record: alias => [idColumn, ...Object.keys(spec.writable), 'created_at', 'updated_at'].map(c => `${alias}.${c}`).join(', '),
-    compile: search => toTsquery(search, searchWeights),
-    // ts_rank_cd weighs A (1.0) above B (0.4); negated so that lower is better, as bm25 is.
-    matches: (q, ranked, where, tail) => `SELECT seq${ranked ? `, -ts_rank_cd(tsv, ${q}::tsquery)::float8 AS score` : ''} FROM ${table}
-      WHERE ${[`tsv @@ ${q}::tsquery`, ...where('seq')].join(' AND ')}${tail === undefined ? '' : ` ${tail('seq')}`}`,
+    matches: (search, scope, add, where, tail) => `SELECT seq FROM ${table} s
+      WHERE ${[found('s', search, scope, add), ...where('seq')].join(' AND ')}${tail === undefined ? '' : ` ${tail('seq')}`}`,
+    rowMatches: found,
     streamsMatches: false,
     equalsIgnoringCase: (column, values) => `lower(${column}) IN (${values.map(v => `lower(${v})`).join(', ')})`,
     seq: value => value

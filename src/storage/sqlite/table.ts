@@ -39,14 +39,13 @@ const statementsCached = 256
 
 function sqliteDialect (spec: TableSpec<object>, columns: string[]): ListDialect {
   const fts = `${spec.table}_fts`
-  // Title above author in bm25 (lower is better): the first searched column weighs twice.
-  const weights = spec.list.searched.map((_, i) => i === 0 ? '2.0' : '1.0').join(', ')
   return {
     placeholder: n => `?${n}`,
     record: alias => columns.map(c => `${alias}.${c}`).join(', '),
-    compile: search => toFts5(search, spec.list.searched),
-    matches: (q, ranked, where, tail) => `SELECT rowid AS seq${ranked ? `, bm25(${fts}, ${weights}) AS score` : ''} FROM ${fts}
-      WHERE ${[`${fts} MATCH ${q}`, ...where('rowid')].join(' AND ')}${tail === undefined ? '' : ` ${tail('rowid')}`}`,
+    matches: (search, scope, add, where, tail) => `SELECT rowid AS seq FROM ${fts}
+      WHERE ${[`${fts} MATCH ${add(toFts5(search, spec.list.searched, scope))}`, ...where('rowid')].join(' AND ')}${tail === undefined ? '' : ` ${tail('rowid')}`}`,
+    // FTS5 takes the rowid as a bound on the terms' lists: a few seeks, not a pass over the matches.
+    rowMatches: (alias, search, scope, add) => `EXISTS (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ${add(toFts5(search, spec.list.searched, scope))} AND rowid = ${alias}.seq)`,
     streamsMatches: true,
     // Emails are ASCII, and the unique index is NOCASE: this seeks it.
     equalsIgnoringCase: (column, values) => `(${values.map(v => `${column} = ${v} COLLATE NOCASE`).join(' OR ')})`,
