@@ -1160,6 +1160,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The list page could not be read within `LIST_TIME_BUDGET_MS` (1 s by default), waiting for a reader included, because the service is busy with other costly lists. Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
+        ListBusy: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After": number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The client did not send its request headers within `HEADERS_TIMEOUT` or the whole request within `REQUEST_TIMEOUT` (10 s and 30 s by default); the connection is closed. Sent before the request is routed, so it carries no `RateLimit` fields. */
         RequestTimeout: {
             headers: {
@@ -1467,6 +1480,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
         };
     };
     createBook: {
@@ -1714,6 +1728,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
         };
     };
     createStudent: {

@@ -1,4 +1,5 @@
 // Where the data lives: SQLite or PostgreSQL, how durably it is written, and what is kept in memory.
+import { availableParallelism } from 'node:os'
 import type { Synchronous } from '../storage/sqlite/database.js'
 import { concern } from './concern.js'
 import { ConfigError, integer, maskPassword, oneOf, optional, text, trimmed, type Reader } from './parse.js'
@@ -34,18 +35,21 @@ export const storage = concern({
     databaseUrl: { name: 'DATABASE_URL', default: '', reader: optional(databaseUrl), meaning: 'a `postgres://` (or `postgresql://`) URL runs on PostgreSQL; a file path is the same as `DATABASE_PATH`, and wins over it' },
     databaseSynchronous: { name: 'DATABASE_SYNCHRONOUS', default: 'normal', reader: oneOf<Synchronous>(['normal', 'full'], 'normal or full'), meaning: '`normal`: a write survives a crash or `kill -9` of the service; `full`: it also survives a power cut or OS crash, at the cost of one disk flush per write (see [Safe writes](safe-writes.md))' },
     recordCacheSize: { name: 'RECORD_CACHE_SIZE', default: '', shown: `\`${recordCacheSize}\` (\`0\` on PostgreSQL)`, reader: optional(integer(0, 1_000_000)), meaning: 'books and students (each) kept in memory for reads, with recent list pages; `0` reads everything from the database. Writes by this service update it at once, and a commit by any other process (the keys CLI, `sqlite3`) empties it before the next request is answered. Off by default on PostgreSQL, where another node may have written since' },
+    listReaders: { name: 'LIST_READERS', default: '', shown: 'the cores less one (at least 1)', reader: optional(integer(0, 64)), meaning: 'SQLite: threads that read list pages other than a plain seek (filters, searches), each with its own read-only connection, so that the event loop never waits on them; `0` reads them on the event loop. One core is left to the event loop' },
+    listTimeBudgetMs: { name: 'LIST_TIME_BUDGET_MS', default: '1000', reader: integer(10, 600_000), meaning: 'SQLite: most ms a list page read on a reader thread may take, waiting for a free thread included; beyond it the request answers 503 `/problems/list-busy` with `Retry-After` rather than queue' },
     idempotencyTtlSeconds: { name: 'IDEMPOTENCY_TTL_SECONDS', default: String(24 * 60 * 60), reader: integer(60, 30 * 24 * 60 * 60), meaning: 'how long an `Idempotency-Key` and its response are kept' },
     pgPoolMax: { name: 'PG_POOL_MAX', default: '4', reader: integer(1, 1000), meaning: 'PostgreSQL connections per node for reads and single-statement writes, pipelined (plus one for group commit and one for notifications)' },
     pgConnectTimeout: { name: 'PG_CONNECT_TIMEOUT_MS', default: '2000', reader: integer(100, 600_000), meaning: 'ms to wait for a PostgreSQL connection, at start and after one broke' },
     pgStatementTimeout: { name: 'PG_STATEMENT_TIMEOUT_MS', default: '5000', reader: integer(100, 3_600_000), meaning: 'ms a PostgreSQL statement may run before it is cancelled; lock waits give up at half of it' }
   },
-  settle ({ databasePath, databaseUrl, recordCacheSize: cacheSize, ...rest }) {
+  settle ({ databasePath, databaseUrl, recordCacheSize: cacheSize, listReaders, ...rest }) {
     const postgresUrl = databaseUrl?.engine === 'postgres' ? databaseUrl.url : null
     return {
       databasePath: databaseUrl?.engine === 'sqlite' ? databaseUrl.path : databasePath,
       postgresUrl,
       ...rest,
-      recordCacheSize: cacheSize ?? (postgresUrl === null ? recordCacheSize : 0)
+      recordCacheSize: cacheSize ?? (postgresUrl === null ? recordCacheSize : 0),
+      listReaders: listReaders ?? Math.max(1, availableParallelism() - 1)
     }
   }
 })

@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CursorCodec } from '../http/cursor.js'
-import { QueryError, ValidationError } from '../http/errors.js'
+import { ListBusyError, QueryError, ValidationError } from '../http/errors.js'
 import { FOLD_VERSION } from '../domain/search/fold.js'
 import { parseSearch, printSearch, type SearchSyntaxError } from '../domain/search/query.js'
-import { SearchTooBroadError } from '../storage/list-sql.js'
+import { ListTimeoutError, SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
 
@@ -152,6 +152,11 @@ export async function listPage<T> (
   } catch (error) {
     if (error instanceof SearchTooBroadError) {
       throw new QueryError('/problems/search-too-broad', 'sort', `q matches more than ${error.cap} ${list.plural}; sort by relevance or created_at, or narrow q`)
+    }
+    if (error instanceof ListTimeoutError) {
+      // A second: the readers free up within the budget, and a client that waits less only adds to the queue.
+      reply.header('retry-after', 1)
+      throw new ListBusyError(error.budgetMs)
     }
     throw error
   }

@@ -113,6 +113,13 @@ export class CursorGoneError extends ApiError {
   }
 }
 
+/** A list page not read within the time one request may take; the reply carries Retry-After. */
+export class ListBusyError extends ApiError {
+  constructor (budgetMs: number) {
+    super(503, '/problems/list-busy', `The page was not read within ${budgetMs} ms while the service is busy with other lists; retry after Retry-After seconds, or narrow the query`, undefined, 'Service Unavailable')
+  }
+}
+
 /** The API key has as many event streams open as it may. */
 export class TooManyStreamsError extends ApiError {
   constructor (limit: number) {

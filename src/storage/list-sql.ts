@@ -74,6 +74,14 @@ export class SearchTooBroadError extends Error {
 }
 
 /** Where a page ends: the last row's sort keys; in a relevance order, also its tier (`k` null: the tier's start). */
+/** A list page not read within the time one request may take (waiting for a reader included). */
+export class ListTimeoutError extends Error {
+  override name = 'ListTimeoutError'
+  constructor (readonly budgetMs: number) {
+    super(`the page was not read within ${budgetMs} ms`)
+  }
+}
+
 type Position = { k: SqlValue[] } | { t: number, k: SqlValue[] | null }
 
 /** A condition on one row beyond the query's filters; one that `drives` may be counted and drive the page as a filter does. */
@@ -108,6 +116,12 @@ export class ListStatements {
     this.#dialect = dialect
     this.#limits = limits
     this.#recordWidth = recordWidth
+  }
+
+  /** Whether page() answers `query` with one seek down an index (no search, no filter or one an index pairs with the sort). */
+  seeks (query: ListQuery): boolean {
+    const part: Part = { ...query, scope: 'all', extra: [] }
+    return query.search === null && (this.#conditions(part).length === 0 || this.#seekable(part))
   }
 
   async page (query: ListQuery, limit: number, after: string | null, run: RunSql): Promise<Page<SqlValue[]>> {

@@ -5,7 +5,7 @@ import type { DatabaseOptions } from './sqlite/database.js'
 import { openSqliteRepositories } from './sqlite/index.js'
 import type { Repositories } from './types.js'
 
-export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize' | 'postgresUrl' | 'pgPoolMax' |
+export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize' | 'listReaders' | 'listTimeBudgetMs' | 'postgresUrl' | 'pgPoolMax' |
   'pgConnectTimeout' | 'pgStatementTimeout' | 'apiKeyCacheTtl'>
 
 /**
@@ -29,6 +29,8 @@ export async function openConfiguredRepositories (config: StorageConfig, { creat
   return openSqliteRepositories(config.databasePath, {
     synchronous: config.databaseSynchronous,
     cacheSize: config.recordCacheSize,
+    readers: config.listReaders,
+    listBudgetMs: config.listTimeBudgetMs,
     create,
     ...(onBatch !== undefined && { onBatch }),
     ...(onMigrationProgress !== undefined && { onMigrationProgress })

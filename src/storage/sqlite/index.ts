@@ -11,6 +11,7 @@ import { SqliteEventFeed } from './events.js'
 import { ExternalWrites } from './external-writes.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
+import { ReadPool, type StartReader } from './read-pool.js'
 import { SqliteTable } from './table.js'
 import { sqliteWebhooks } from './webhooks.js'
 
@@ -21,16 +22,26 @@ export interface RepositoryOptions extends DatabaseOptions {
   onBatch?: (size: number) => void
   /** How much one list request may read (tests make it small to reach every access path). */
   listLimits?: ListLimits
+  /** Reader threads for list pages that are more than a seek (LIST_READERS); 0, or a database in memory, reads them all on the event loop. */
+  readers?: number
+  /** Most milliseconds a list page read on a reader thread may take, waiting included (LIST_TIME_BUDGET_MS). */
+  listBudgetMs?: number
+  /** How a reader thread starts (tests start ones that fail). */
+  startReader?: StartReader
 }
 
-export function openSqliteRepositories (path: string, { cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, ...options }: RepositoryOptions = {}): Repositories {
+export function openSqliteRepositories (path: string, {
+  cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs, startReader, ...options
+}: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
   const events = new SqliteEventFeed(db)
   const writes = new GroupCommit(db, () => events.committed(), onBatch)
   const external = new ExternalWrites(db)
-  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events }
+  // A database in memory is this connection's alone: no other thread could read it.
+  const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, ...(startReader !== undefined && { start: startReader }) })
+  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
   // Migration 1 inserts the secret, so the row always exists.
@@ -54,6 +65,7 @@ export function openSqliteRepositories (path: string, { cacheSize = defaults.rec
     // One connection, used synchronously: nothing is ever waiting on it when metrics are read.
     usage: () => ({ connections: Number(db.open), maxConnections: 1, queriesInFlight: 0 }),
     close: async () => {
+      await readers?.close()
       apiKeys.close()
       writes.flush()
       db.close()

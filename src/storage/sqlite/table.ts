@@ -3,10 +3,11 @@ import Database, { type Statement } from 'better-sqlite3'
 import { LRUCache } from 'lru-cache'
 import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
-import { toFts5 } from '../../domain/search/query.js'
-import { type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
+import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { EventFeed, ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Page, Versioned } from '../types.js'
+import { recordColumns, SqliteListing } from './listing.js'
+import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { EventWriter } from './events.js'
 import type { ExternalWrites } from './external-writes.js'
@@ -30,37 +31,18 @@ export interface TableDependencies {
   listLimits: ListLimits
   /** Where each change's event goes, in the change's transaction, and whose head a list may report. */
   events: EventWriter & Pick<EventFeed, 'head'>
+  /** Reader threads for the list pages that are more than a seek; null reads them all here. */
+  readers: ReadPool | null
 }
 
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
 const pagesCached = 256
-// List statements differ by their filters' shapes; the common ones stay prepared.
-const statementsCached = 256
-
-function sqliteDialect (spec: TableSpec<object>, columns: string[]): ListDialect {
-  const fts = `${spec.table}_fts`
-  return {
-    placeholder: n => `?${n}`,
-    record: alias => columns.map(c => `${alias}.${c}`).join(', '),
-    matches: (search, scope, add, where, tail) => `SELECT rowid AS seq FROM ${fts}
-      WHERE ${[`${fts} MATCH ${add(toFts5(search, spec.list.searched, scope))}`, ...where('rowid')].join(' AND ')}${tail === undefined ? '' : ` ${tail('rowid')}`}`,
-    // FTS5 takes the rowid as a bound on the terms' lists: a few seeks, not a pass over the matches.
-    rowMatches: (alias, search, scope, add) => `EXISTS (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ${add(toFts5(search, spec.list.searched, scope))} AND rowid = ${alias}.seq)`,
-    streamsMatches: true,
-    // Emails are ASCII, and the unique index is NOCASE: this seeks it.
-    equalsIgnoringCase: (column, values) => `(${values.map(v => `${column} = ${v} COLLATE NOCASE`).join(' OR ')})`,
-    seq: value => Number(value)
-  }
-}
 
 export class SqliteTable<T, V extends object> {
   readonly #spec: TableSpec<V>
   readonly #writable: string[]
-  /** The record's columns in SELECT order; list rows carry seq after them. */
-  readonly #columns: string[]
-  readonly #listing: ListStatements
-  readonly #statements = new LRUCache<string, Statement>({ max: statementsCached })
-  readonly #db: Database.Database
+  readonly #listing: SqliteListing<T>
+  readonly #readers: ReadPool | null
   readonly #get: Statement<[string], VersionedRow>
   readonly #current: Statement<[string], CurrentRow>
   readonly #insert: Statement<[Row]>
@@ -73,24 +55,27 @@ export class SqliteTable<T, V extends object> {
   /** Recently read records and pages; emptied of whatever this process writes and of everything when another process writes. */
   readonly #records: LRUCache<string, Versioned<T>> | null
   readonly #pages: LRUCache<string, Page<T>> | null
+  /** Counts the times the pages were dropped: a page read meanwhile (on a reader thread) may be stale. */
+  #pagesDropped = 0
   readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => Versioned<T>
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
-  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events }: TableDependencies) {
+  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events, readers }: TableDependencies) {
     this.#spec = spec
-    this.#db = db
+    this.#readers = readers
     this.#writes = writes
     this.#external = external
     this.#feed = events
     this.#records = cacheSize === 0 ? null : external.watch(new LRUCache<string, Versioned<T>>({ max: cacheSize }))
-    this.#pages = cacheSize === 0 ? null : external.watch(new LRUCache<string, Page<T>>({ max: pagesCached }))
+    this.#pages = cacheSize === 0 ? null : new LRUCache<string, Page<T>>({ max: pagesCached })
+    external.watch({ clear: () => this.#dropPages() })
     const { table, idColumn, kind } = spec
     const writable = this.#writable = Object.keys(spec.writable)
-    const all = this.#columns = [idColumn, ...writable, 'created_at', 'updated_at']
+    const all = recordColumns(spec as unknown as TableSpec<object>)
     const columns = all.join(', ')
     const derived = Object.keys(spec.derived)
-    this.#listing = new ListStatements(table, spec.list, sqliteDialect(spec as unknown as TableSpec<object>, all), listLimits, all.length)
+    this.#listing = new SqliteListing<T>(db, spec as unknown as TableSpec<object>, listLimits)
     this.#get = db.prepare(`SELECT ${columns}, revision FROM ${table} WHERE ${idColumn} = ?`)
     this.#current = db.prepare(`SELECT ${['seq', 'revision', 'created_at', ...spec.unique, ...spec.list.searched].join(', ')} FROM ${table} WHERE ${idColumn} = ?`)
     // The stored record is exactly the values written (STRICT tables convert nothing), so writes build
@@ -124,7 +109,7 @@ export class SqliteTable<T, V extends object> {
     }
     // No savepoints (GroupCommit): each write refuses before its first change, or undoes what it changed.
     this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
-      this.#pages?.clear()
+      this.#dropPages()
       const now = new Date()
       const record = { [idColumn]: uuidv7(), ...values, created_at: now.toISOString(), updated_at: now.toISOString() }
       // A new row's revision is the column's default, 1.
@@ -184,6 +169,11 @@ export class SqliteTable<T, V extends object> {
    */
   #forget (id: string): void {
     this.#records?.delete(id)
+    this.#dropPages()
+  }
+
+  #dropPages (): void {
+    this.#pagesDropped++
     this.#pages?.clear()
   }
 
@@ -194,26 +184,12 @@ export class SqliteTable<T, V extends object> {
     const key = `${JSON.stringify(query)}:${limit}:${after}`
     const cached = this.#pages?.get(key)
     if (cached !== undefined) return { ...cached, position }
-    const page = await this.#listing.page(query, limit, after, async (sql, params) => this.#run(sql, params))
-    // Raw rows turned into records here cost about a quarter less than named rows (measured in the
-    // list profile, issue 6); lists are the dearest reads.
-    const names = this.#columns
-    const records = {
-      items: page.items.map(row => {
-        const record: Row = {}
-        for (let i = 0; i < names.length; i++) record[names[i]!] = row[i]
-        return record as T
-      }),
-      after: page.after
-    }
-    this.#pages?.set(key, records)
-    return { ...records, position }
-  }
-
-  #run (sql: string, params: SqlValue[]): SqlValue[][] {
-    let statement = this.#statements.get(sql)
-    if (statement === undefined) this.#statements.set(sql, statement = this.#db.prepare(sql).raw())
-    return statement.all(Object.fromEntries(params.map((value, i) => [i + 1, value]))) as SqlValue[][]
+    const dropped = this.#pagesDropped
+    const page = this.#readers === null || this.#listing.seeks(query)
+      ? await this.#listing.page(query, limit, after)
+      : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after)
+    if (dropped === this.#pagesDropped) this.#pages?.set(key, page)
+    return { ...page, position }
   }
 
   async get (id: string): Promise<Versioned<T> | null> {

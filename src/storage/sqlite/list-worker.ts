@@ -1,0 +1,23 @@
+// A reader thread: answers list pages from its own read-only connection, so that a long statement never holds the event loop.
+import { parentPort, workerData } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import { SearchTooBroadError } from '../list-sql.js'
+import { bookTable, studentTable } from '../tables.js'
+import type { TableSpec } from '../tables.js'
+import { SqliteListing } from './listing.js'
+import type { ListRequest, ListReply, ReaderData } from './read-pool.js'
+
+const { path, limits } = workerData as ReaderData
+const db = new Database(path, { readonly: true, fileMustExist: true })
+db.pragma('busy_timeout = 5000')
+const tables = {
+  books: new SqliteListing(db, bookTable as unknown as TableSpec<object>, limits),
+  students: new SqliteListing(db, studentTable as unknown as TableSpec<object>, limits)
+}
+
+parentPort!.on('message', ({ id, table, query, limit, after }: ListRequest) => {
+  tables[table].page(query, limit, after).then(
+    page => parentPort!.postMessage({ id, page } satisfies ListReply),
+    (error: unknown) => parentPort!.postMessage((error instanceof SearchTooBroadError ? { id, tooBroad: error.cap } : { id, failed: String(error) }) satisfies ListReply)
+  )
+})

@@ -1,0 +1,138 @@
+// Reader threads for the list pages that may take long, each request with a time budget: the event loop never waits on them.
+import { Worker } from 'node:worker_threads'
+import { ListTimeoutError, type ListLimits, SearchTooBroadError } from '../list-sql.js'
+import type { ListQuery, Page } from '../types.js'
+
+export interface ReaderData { path: string, limits: ListLimits }
+export interface ListRequest { id: number, table: 'books' | 'students', query: ListQuery, limit: number, after: string | null }
+export type ListReply = { id: number } & ({ page: Page<unknown> } | { tooBroad: number } | { failed: string })
+
+/** A thread reading the file at `data.path`; tests start others (one that never answers, say). */
+export type StartReader = (data: ReaderData) => Worker
+
+const startReader: StartReader = data => new Worker(new URL('./list-worker.js', import.meta.url), { workerData: data })
+
+interface Job {
+  request: ListRequest
+  resolve: (page: Page<unknown>) => void
+  reject: (error: Error) => void
+  timer: NodeJS.Timeout
+  settled: boolean
+  /** A job whose thread died is given to another thread once. */
+  retried: boolean
+}
+
+interface Reader { worker: Worker, job: Job | null }
+
+const maxDeathsInARow = 8
+
+export class ReadPool {
+  readonly #data: ReaderData
+  readonly #budgetMs: number
+  readonly #start: StartReader
+  readonly #readers = new Set<Reader>()
+  #queue: Job[] = []
+  #nextId = 0
+  #closed = false
+  /** Threads that died since one last answered. */
+  #deaths = 0
+
+  constructor (data: ReaderData, { threads, budgetMs, start = startReader }: { threads: number, budgetMs: number, start?: StartReader }) {
+    this.#data = data
+    this.#budgetMs = budgetMs
+    this.#start = start
+    for (let i = 0; i < threads; i++) this.#spawn()
+  }
+
+  /**
+   * The page, read by the next free thread. Throws ListTimeoutError when it is not read within the
+   * budget (waiting included): the caller answers at once, while a statement already running
+   * finishes on its thread, its page dropped; the threads are few, so that work is bounded.
+   */
+  async page<T> (table: ListRequest['table'], query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
+    return new Promise<Page<T>>((resolve, reject) => {
+      const job: Job = {
+        request: { id: ++this.#nextId, table, query, limit, after },
+        resolve: resolve as (page: Page<unknown>) => void,
+        reject,
+        settled: false,
+        retried: false,
+        timer: setTimeout(() => this.#settle(job, () => {
+          // Out of the queue, if it still waits there; a thread reading it finishes, and its page is dropped.
+          this.#queue = this.#queue.filter(queued => queued !== job)
+          reject(new ListTimeoutError(this.#budgetMs))
+        }), this.#budgetMs)
+      }
+      this.#queue.push(job)
+      this.#dispatch()
+    })
+  }
+
+  /** How many threads are running now (for tests and metrics). */
+  get threads (): number {
+    return this.#readers.size
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    const unread = [...this.#queue, ...[...this.#readers].flatMap(reader => reader.job ?? [])]
+    for (const job of unread) this.#settle(job, () => job.reject(new Error('the service is closing')))
+    this.#queue = []
+    await Promise.all([...this.#readers].map(async reader => reader.worker.terminate()))
+  }
+
+  #settle (job: Job, outcome: () => void): void {
+    if (job.settled) return
+    job.settled = true
+    clearTimeout(job.timer)
+    outcome()
+  }
+
+  #spawn (): void {
+    const reader: Reader = { worker: this.#start(this.#data), job: null }
+    this.#readers.add(reader)
+    reader.worker.on('message', (reply: ListReply) => {
+      const job = reader.job!
+      reader.job = null
+      this.#deaths = 0
+      this.#settle(job, () => {
+        if ('page' in reply) job.resolve(reply.page)
+        else job.reject('tooBroad' in reply ? new SearchTooBroadError(reply.tooBroad) : new Error(reply.failed))
+      })
+      this.#dispatch()
+    })
+    // A thread that dies (out of memory, a crash in native code) is replaced; its job goes to another once.
+    reader.worker.on('exit', () => {
+      this.#readers.delete(reader)
+      if (this.#closed) return
+      const job = reader.job
+      if (job !== null && !job.settled) {
+        if (job.retried) this.#settle(job, () => job.reject(new Error('a reader thread died twice reading this page')))
+        else {
+          job.retried = true
+          this.#queue.unshift(job)
+        }
+      }
+      // Threads that die before answering anything (a file they cannot open) are not started for ever.
+      if (++this.#deaths > maxDeathsInARow) {
+        for (const queued of this.#queue) this.#settle(queued, () => queued.reject(new Error('reader threads keep dying')))
+        this.#queue = []
+        return
+      }
+      this.#spawn()
+      this.#dispatch()
+    })
+    // Its exit follows, and is handled above.
+    reader.worker.on('error', () => {})
+  }
+
+  #dispatch (): void {
+    for (const reader of this.#readers) {
+      if (reader.job !== null) continue
+      const job = this.#queue.shift()
+      if (job === undefined) return
+      reader.job = job
+      reader.worker.postMessage(job.request)
+    }
+  }
+}

@@ -1,0 +1,94 @@
+// SQLite's reader threads: pages read off the event loop, a time budget answered with a problem, and threads that die replaced.
+import { Worker } from 'node:worker_threads'
+import t, { type Test } from 'tap'
+import { parseSearch } from '../src/domain/search/query.js'
+import { defaultListLimits, ListTimeoutError } from '../src/storage/list-sql.js'
+import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { ReadPool, type StartReader } from '../src/storage/sqlite/read-pool.js'
+import type { ListQuery } from '../src/storage/types.js'
+import { adminKey, build, tempDatabase } from './helper.js'
+
+const byRelevance = (q: string): ListQuery => ({ equals: [], ranges: [], search: parseSearch(q), sort: { key: 'relevance', descending: false } })
+
+/** Threads that take the request and never answer, or leave at once, in place of the service's readers. */
+const silent = () => new Worker("require('node:worker_threads').parentPort.on('message', () => {})", { eval: true })
+const exitsOnRequest = () => new Worker("require('node:worker_threads').parentPort.on('message', () => process.exit(1))", { eval: true })
+const failsToStart = () => new Worker("throw new Error('cannot open the database')", { eval: true })
+const answersFailure = () => new Worker("const { parentPort } = require('node:worker_threads'); parentPort.on('message', ({ id }) => parentPort.postMessage({ id, failed: 'disk I/O error' }))", { eval: true })
+
+/** A database of the service with a few books, and its path. */
+async function seeded (t: Test): Promise<string> {
+  const path = tempDatabase(t)
+  const repositories = openSqliteRepositories(path, { readers: 0 })
+  for (const title of ['Dune Messiah', 'Dune', 'Children of Dune']) await repositories.books.create({ title, author: 'Frank Herbert', isbn: null, published_year: null })
+  await repositories.close()
+  return path
+}
+
+t.test('a reader that dies while reading is replaced, and the page is read by the new one', async t => {
+  const path = await seeded(t)
+  const started: Worker[] = []
+  // The first thread never answers; the ones started after it are the service's own.
+  let first = true
+  const start: StartReader = data => {
+    const worker = first ? silent() : new Worker(new URL('../src/storage/sqlite/list-worker.js', import.meta.url), { workerData: data })
+    first = false
+    started.push(worker)
+    return worker
+  }
+  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start })
+  t.teardown(() => pool.close())
+  const reading = pool.page<{ title: string }>('books', byRelevance('dune'), 10, null)
+  await started[0]!.terminate()
+  const page = await reading
+  t.same(page.items.map(book => book.title), ['Dune', 'Children of Dune', 'Dune Messiah'], 'the page, in relevance order, from the thread that replaced it')
+  t.equal(started.length, 2, 'one thread started in its place')
+  t.equal(pool.threads, 1, 'the pool is at its size again')
+  const again = await pool.page<{ title: string }>('books', byRelevance('messiah'), 10, null)
+  t.same(again.items.map(book => book.title), ['Dune Messiah'], 'and it reads the next pages')
+})
+
+t.test('a page whose reader dies twice fails alone; readers that keep dying are not started for ever', async t => {
+  const path = await seeded(t)
+  const twice = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: exitsOnRequest })
+  t.teardown(() => twice.close())
+  await t.rejects(twice.page('books', byRelevance('dune'), 10, null), /died twice/)
+
+  let starts = 0
+  const broken = new ReadPool({ path, limits: defaultListLimits }, { threads: 3, budgetMs: 60_000, start: () => { starts++; return failsToStart() } })
+  t.teardown(() => broken.close())
+  const outcomes = await Promise.allSettled(Array.from({ length: 30 }, async () => broken.page('books', byRelevance('dune'), 10, null)))
+  t.ok(outcomes.every(o => o.status === 'rejected' && /died twice|keep dying/.test(String(o.reason))), 'every page fails with what happened')
+  t.ok(outcomes.some(o => o.status === 'rejected' && /keep dying/.test(String(o.reason))), 'the pages still waiting are refused once the threads are given up')
+  t.ok(starts <= 3 + 9, `${starts} threads started, not an endless loop`)
+})
+
+t.test('a page not read within the budget is refused with ListTimeoutError, waiting ones too; a reader\'s failure is the page\'s', async t => {
+  const path = await seeded(t)
+  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 50, start: silent })
+  t.teardown(() => pool.close())
+  const [running, waiting] = await Promise.allSettled([pool.page('books', byRelevance('dune'), 10, null), pool.page('books', byRelevance('dune'), 10, null)])
+  for (const outcome of [running, waiting]) t.ok(outcome.status === 'rejected' && outcome.reason instanceof ListTimeoutError && outcome.reason.budgetMs === 50)
+  const failing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: answersFailure })
+  t.teardown(() => failing.close())
+  await t.rejects(failing.page('books', byRelevance('dune'), 10, null), { message: 'disk I/O error' })
+  const closing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: silent })
+  const pending = [closing.page('books', byRelevance('dune'), 10, null), closing.page('books', byRelevance('dune'), 10, null)]
+  const outcomes = Promise.allSettled(pending)
+  await closing.close()
+  for (const outcome of await outcomes) t.ok(outcome.status === 'rejected' && /closing/.test(String(outcome.reason)), 'a page being read or waiting when the service closes is refused')
+})
+
+t.test('GET /books answers 503 list-busy with Retry-After when its page misses the budget; a plain page and GET by id still answer', async t => {
+  const path = await seeded(t)
+  const repositories = openSqliteRepositories(path, { readers: 1, listBudgetMs: 50, startReader: silent })
+  const { app } = await build(t, {}, { repositories })
+  const busy = await app.inject({ method: 'GET', url: '/books?q=dune', headers: { authorization: `Bearer ${adminKey}` } })
+  t.equal(busy.statusCode, 503)
+  t.equal(busy.headers['retry-after'], '1')
+  t.match(busy.headers['content-type'], /^application\/problem\+json/)
+  t.match(busy.json(), { type: '/problems/list-busy', status: 503, title: 'Service Unavailable', detail: /within 50 ms/ })
+  const plain = await app.inject({ method: 'GET', url: '/books', headers: { authorization: `Bearer ${adminKey}` } })
+  t.equal(plain.statusCode, 200, 'a page that is one seek is read on the event loop')
+  t.equal(plain.json().items.length, 3)
+})
