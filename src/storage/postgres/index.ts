@@ -77,8 +77,8 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   const events = new PostgresEventFeed(reads, writes, feedId)
   return {
     engine: 'postgres',
-    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, listLimits),
-    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, events, listLimits),
+    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, { limits: listLimits, budgetMs: settings.statementTimeout }),
+    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, events, { limits: listLimits, budgetMs: settings.statementTimeout }),
     idempotency,
     apiKeys,
     events,

@@ -3,7 +3,7 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../http/errors.js'
 import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
-import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, type SqlValue } from '../list-sql.js'
+import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Versioned } from '../types.js'
 import { eventEnvelope, type EventType } from '../events.js'
@@ -79,9 +79,10 @@ const listTypes = { getTypeParser: (oid: number, format?: string) => oid === pg.
 /** Expected revisions as an array's text: a shared statement's parameter holds one value per write. */
 const revisionsText = (expected: ExpectedRevisions) => expected === null ? null : `{${expected.join(',')}}`
 
-// SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out.
+// SQLSTATEs a write expects: another row holds a unique value; a lock wait ran out. And a list: a statement ran out of time.
 const uniqueViolation = '23505'
 const lockNotAvailable = '55P03'
+const queryCanceled = '57014'
 
 export class PostgresTable<T, V extends object> {
   readonly #spec: TableSpec<V>
@@ -91,6 +92,7 @@ export class PostgresTable<T, V extends object> {
   readonly #columns: string[]
   readonly #select: string
   readonly #listing: ListStatements
+  readonly #listBudgetMs: number
   readonly #derived: string[]
   readonly #feed: PostgresEventFeed
   readonly #statementNames = new Map<string, string>()
@@ -101,7 +103,12 @@ export class PostgresTable<T, V extends object> {
   readonly #shared: Record<'insert' | 'insertKeyed' | 'forgetKey' | 'replace' | 'remove', SharedStatement>
 
   /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
-  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed, listLimits: ListLimits = defaultListLimits) {
+  /**
+   * `lists.budgetMs`: the statement timeout, after which a list statement is cancelled (or half of it,
+   * waiting for a lock), and the request answers ListTimeoutError, as a SQLite reader's does.
+   */
+  constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed,
+    lists: { limits: ListLimits, budgetMs: number } = { limits: defaultListLimits, budgetMs: Infinity }) {
     this.#spec = spec
     this.#feed = feed
     this.#reads = reads
@@ -110,7 +117,8 @@ export class PostgresTable<T, V extends object> {
     const writable = this.#writable = Object.keys(spec.writable)
     const derived = this.#derived = Object.keys(spec.derived)
     const record = [idColumn, ...writable, 'created_at', 'updated_at']
-    this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), listLimits, record.length)
+    this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), lists.limits, record.length)
+    this.#listBudgetMs = lists.budgetMs
     const all = this.#columns = [...record, ...derived]
     this.#timestamps = new Set([all.indexOf('created_at'), all.indexOf('updated_at')])
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
@@ -225,7 +233,7 @@ export class PostgresTable<T, V extends object> {
     // The feed's head rides on the page's first statement, in its snapshot: no round trip of its own.
     let position: string | null = null
     let withHead = feedPosition
-    const page = await this.#listing.page(query, limit, after, async (text, values, planFixed) => {
+    const read = async (text: string, values: SqlValue[], planFixed?: boolean): Promise<SqlValue[][]> => {
       const joined = withHead
       withHead = false
       const statement = joined ? `SELECT h.xid, h.seq, p.* FROM (${head}) AS h LEFT JOIN LATERAL (${text}) AS p ON true` : text
@@ -239,6 +247,15 @@ export class PostgresTable<T, V extends object> {
       position = this.#feed.positionOf({ xid, seq })
       // No row of the page leaves one row of NULLs (a list statement's first column is never NULL).
       return result[0]![2] === null ? [] : result.map(row => row.slice(2))
+    }
+    const page = await this.#listing.page(query, limit, after, async (text, values, planFixed) => {
+      // Each statement of the page is cut at the statement timeout (or half of it, waiting for a lock).
+      try {
+        return await read(text, values, planFixed)
+      } catch (error) {
+        const code = (error as { code?: string }).code
+        throw code === queryCanceled || code === lockNotAvailable ? new ListTimeoutError(this.#listBudgetMs) : error
+      }
     })
     const names = this.#columns
     const timestamps = this.#timestamps
