@@ -32,16 +32,16 @@ async function postgresCpu (client, application) {
 
 const cpuSince = (before, after) => [...after].reduce((sum, [pid, cpu]) => sum + cpu - (before.get(pid) ?? 0), 0)
 
-/** `duration` seconds of `scenario` against `server` (as `target`: 'ceiling' or an engine); its figures. */
-export async function load (server, scenario, target, duration) {
+/**
+ * `duration` seconds of `scenario` against `server` (as `target`: 'ceiling' or an engine); its figures.
+ * `connections`: other than the run's; `beside`: that many more connections send `scenario.beside`
+ * meanwhile, without pause, and the figures are the scenario's own requests' (CPU: the whole server's).
+ */
+export async function load (server, scenario, target, duration, { connections = settings.connections, beside = 0 } = {}) {
   const pgBefore = server.postgres && await postgresCpu(server.postgres, server.postgresApplication)
   const before = cpuSeconds(server.pid)
-  const result = await autocannon({
-    url: server.url,
-    connections: settings.connections,
-    duration,
-    requests: [{ setupRequest: req => scenario.setup(req, target) }]
-  })
+  const cannon = (connections, setup) => autocannon({ url: server.url, connections, duration, requests: [{ setupRequest: req => setup(req, target) }] })
+  const [result] = await Promise.all([cannon(connections, scenario.setup), ...(beside > 0 ? [cannon(beside, scenario.beside)] : [])])
   const cpu = cpuSeconds(server.pid) - before
   const total = result.requests.total
   const pgAfter = server.postgres && await postgresCpu(server.postgres, server.postgresApplication)

@@ -37,14 +37,30 @@ const summary = result =>
   `${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(0)} µs CPU/req, ${result.non2xx} non-2xx` +
   (result.pgCpuUs === undefined ? '' : `; PostgreSQL ${result.pgCpuUs.toFixed(0)} + ${result.pgBackgroundUs.toFixed(0)} µs CPU/req, ${result.pgConnections} connections`)
 
-/** One server alone: warm-up, then the runs of `scenario`, reduced by aggregate(); `steps` is the run's count of them. */
+// The isolation scenario: its requests on this many of the run's connections, the load beside them on the rest.
+const besideShare = 0.25
+
+/**
+ * One server alone: warm-up, then the runs of `scenario`, reduced by aggregate(); `steps` is the run's
+ * count of them. A scenario with a load `beside` is run alone, then beside it, in turns; the result
+ * is the latter's, with the former's as `alone`.
+ */
 export async function measure (server, scenario, target, steps) {
   await probe(server, scenario, target)
   progress(`[${++step}/${steps}] ${server.name}: ${scenario.name} (warm-up ${settings.warmup} s, ${settings.runs} x ${settings.duration} s)`)
-  await load(server, scenario, target, settings.warmup)
-  const runs = []
-  for (let run = 0; run < settings.runs; run++) runs.push(await load(server, scenario, target, settings.duration))
+  const beside = scenario.beside === undefined ? 0 : Math.round(settings.connections * besideShare)
+  const own = { connections: settings.connections - beside }
+  await load(server, scenario, target, settings.warmup, { ...own, beside })
+  const [runs, alone] = [[], []]
+  for (let run = 0; run < settings.runs; run++) {
+    if (beside > 0) alone.push(await load(server, scenario, target, settings.duration, own))
+    runs.push(await load(server, scenario, target, settings.duration, { ...own, beside }))
+  }
   const result = aggregate(runs)
+  if (beside > 0) {
+    result.alone = aggregate(alone)
+    progress(`    alone: ${summary(result.alone)}`)
+  }
   progress(`    ${summary(result)}`)
   return result
 }
@@ -58,10 +74,12 @@ export async function measureTurns (ceiling, services, scenario, steps) {
   const targets = [['ceiling', ceiling], ...Object.entries(services)]
   for (const [target, server] of targets) await probe(server, scenario, target)
   progress(`[${++step}/${steps}] ${scenario.name}: ${targets.map(([target]) => target).join(', ')} in turns (warm-up ${settings.warmup} s each, ${settings.runs} x ${settings.duration} s each)`)
-  for (const [target, server] of targets) await load(server, scenario, target, settings.warmup)
+  const beside = scenario.beside === undefined ? 0 : Math.round(settings.connections * besideShare)
+  const options = { connections: settings.connections - beside, beside }
+  for (const [target, server] of targets) await load(server, scenario, target, settings.warmup, options)
   const runs = Object.fromEntries(targets.map(([target]) => [target, []]))
   for (let run = 0; run < settings.runs; run++) {
-    for (const [target, server] of targets) runs[target].push(await load(server, scenario, target, settings.duration))
+    for (const [target, server] of targets) runs[target].push(await load(server, scenario, target, settings.duration, options))
   }
   const result = { ceiling: aggregate(runs.ceiling), services: {}, cpuRatios: {} }
   progress(`    ceiling ${summary(result.ceiling)}`)

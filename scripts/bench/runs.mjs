@@ -7,6 +7,7 @@ import { cacheNote, engineNote, engines, opts, sectionSuffix, settings } from '.
 import { report } from './report.mjs'
 import { listCursors, scenarios } from './scenarios.mjs'
 import { seedEngines, sqlitePath } from './seed.mjs'
+import { engineFloor } from './floor.mjs'
 import { engineTable, mainTable, scaleTable } from './tables.mjs'
 
 const engineNames = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
@@ -45,7 +46,11 @@ export async function scaleRun (dir, ceiling, first, list, sizes) {
     const { result: rows, peak: sizePeak } = await withServices(dir, size, async services => {
       const rows = []
       const cursors = await listCursors(seeded)
-      for (const scenario of scenarios(seeded, cursors)) rows.push({ scenario, service: await measure(services[engine], scenario, engine, steps) })
+      for (const scenario of scenarios(seeded, cursors)) {
+        const service = await measure(services[engine], scenario, engine, steps)
+        const floor = scenario.floor === undefined ? undefined : await engineFloor(engine, scenario, { path: sqlitePath(dir, size), client: services[engine].postgres })
+        rows.push({ scenario, service, floor })
+      }
       return rows
     })
     peak = Math.max(peak, sizePeak)

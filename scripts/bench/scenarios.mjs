@@ -5,6 +5,7 @@ import { nextPostedIsbn } from './isbn.mjs'
 import { opts } from './options.mjs'
 import { fromDist } from './paths.mjs'
 import { apiKey } from './servers.mjs'
+import { bookColumns } from './floor.mjs'
 
 const pick = list => list[randomInt(list.length)]
 const bookBody = () => JSON.stringify({ title: 'A benchmark book', author: 'Bench Author', isbn: nextPostedIsbn(), published_year: 2001 })
@@ -37,6 +38,8 @@ export async function listCursors (seeded) {
   const { CursorCodec } = await fromDist('http/cursor.js')
   const { signCursor } = await fromDist('handlers/paging.js')
   const { bookList } = await fromDist('handlers/books.js')
+  search = await fromDist('domain/search/query.js')
+  fold = (await fromDist('domain/search/fold.js')).fold
   return Object.fromEntries(Object.entries(seeded.secrets).map(([engine, secret]) => {
     const codec = new CursorCodec(Buffer.from(secret))
     return [engine, {
@@ -52,21 +55,39 @@ export function scenarios (seeded, cursors) {
   return allScenarios(seeded, cursors).filter(s => only === undefined || only.includes(s.id))
 }
 
+// The service's own folding and search compilers, for the engine floors' statements: loaded by listCursors().
+let search
+let fold
+
+/** A search's page as one statement: the newest 20 (or oldest) matches, streamed (FTS5) or found and sorted (GIN). */
+function searchFloor (engine, term, descending = true) {
+  const query = search.parseSearch(term)
+  const order = descending ? 'DESC' : ''
+  return engine === 'sqlite'
+    ? { sql: `SELECT ${bookColumns} FROM books WHERE seq IN (SELECT rowid FROM books_fts WHERE books_fts MATCH ? ORDER BY rowid ${order} LIMIT 21) ORDER BY seq ${order}`, params: [search.toFts5(query, ['title_key', 'author_key'])] }
+    : { sql: `SELECT ${bookColumns} FROM books WHERE tsv @@ ?::tsquery ORDER BY seq ${order} LIMIT 21`, params: [search.toTsquery(query, ['A', 'B'])] }
+}
+
+/** A filtered page sorted by title as one statement, the engine choosing how. */
+const byTitle = (where, params) => ({ sql: `SELECT ${bookColumns} FROM books WHERE ${where} ORDER BY title_key, seq LIMIT 21`, params })
+
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 const share = (books, count) => `${(100 * books / count).toFixed(books < count / 100 ? 3 : 0)} %`
 
-function allScenarios ({ sample, picks, updatedAt, count }, cursors) {
+function allScenarios ({ sample, picks, updatedAt, count, titleMiddle }, cursors) {
   const { getBook, listFirst, postBook, putBook } = bookRequests(sample)
   // Query scenarios (issue 12): the ceiling has no filters or search, so it serves its first page of 20
   // in their place, the yardstick of what answering a page costs bare Node. Each request draws its query
   // from a pool (authors, terms, ranges, cursors) so that SQLite's page cache (256 pages) seldom holds
   // the answer; where the pool is small (the one common term; the few authors with a few dozen books at
   // 1,000 books) it does, so the queries' own cost on SQLite is measured with --cache-size 0.
-  const query = (id, name, path) => ({
+  // `floor(engine)`: a draw of the best single statement for the same kind of page (see floor.mjs).
+  const query = (id, name, path, floor) => ({
     name,
     id,
     read: true,
     query: true,
+    floor,
     setup: (req, target) => request(req, 'GET', target === 'ceiling' ? '/books?limit=20' : path(target))
   })
   const q = encodeURIComponent
@@ -75,6 +96,8 @@ function allScenarios ({ sample, picks, updatedAt, count }, cursors) {
     return low === high ? `${int(low)} book${low === 1 ? '' : 's'}` : `${int(low)}–${int(high)} books`
   }
   const years = (min, max) => `published_year_min=${min}&published_year_max=${max}`
+  // The floors draw from the same pools, as parameters.
+  const yearsOf = text => text.match(/\d+/g).map(Number).filter((_, i) => i < 2)
   // Pools larger than the 256 pages SQLite caches: 450 narrow ranges, 1,254 broad ones, 651 sparse combinations.
   const narrow = range(1800, 2024).flatMap(year => [years(year, year + 1), years(year, year + 2)])
   const broad = range(1800, 1913).flatMap(year => range(108, 118).map(span => years(year, year + span)))
@@ -90,19 +113,39 @@ function allScenarios ({ sample, picks, updatedAt, count }, cursors) {
     },
     // The list queries before the writes, which add tens of thousands of books (all alike) to the collection.
     query('list-filter', `list: author= (one of ${picks.authors.length} with ${books(picks.authors)})`,
-      () => `/books?limit=20&author=${q(pick(picks.authors).author)}`),
-    query('list-filter-years', 'list: 2- or 3-year published_year range, sort=title', () => `/books?limit=20&${pick(narrow)}&sort=title`),
+      () => `/books?limit=20&author=${q(pick(picks.authors).author)}`,
+      () => ({ sql: `SELECT ${bookColumns} FROM books WHERE author_key = ? ORDER BY seq LIMIT 21`, params: [fold(pick(picks.authors).author)] })),
+    query('list-filter-years', 'list: 2- or 3-year published_year range, sort=title', () => `/books?limit=20&${pick(narrow)}&sort=title`,
+      () => byTitle('published_year_sort BETWEEN ? AND ?', yearsOf(pick(narrow)))),
     query('list-sorted-deep', 'list: sort=title, cursor in the middle of the title order',
-      target => `/books?limit=20&sort=title&cursor=${pick(cursors[target].titleMiddle)}`),
-    query('list-filter-broad', 'list: published_year range over about half the years (109–119), sort=title', () => `/books?limit=20&${pick(broad)}&sort=title`),
+      target => `/books?limit=20&sort=title&cursor=${pick(cursors[target].titleMiddle)}`,
+      () => {
+        const middle = pick(titleMiddle)
+        return byTitle('(title_key, seq) > (?, ?)', [middle.title_key, middle.seq])
+      }),
+    query('list-filter-broad', 'list: published_year range over about half the years (109–119), sort=title', () => `/books?limit=20&${pick(broad)}&sort=title`,
+      () => byTitle('published_year_sort BETWEEN ? AND ?', yearsOf(pick(broad)))),
     query('list-walk-sparse', 'list: 51-year published_year range + updated_since in the last 1–5 %, sort=title',
-      () => `/books?limit=20&${pick(sparse)}&sort=title`),
+      () => `/books?limit=20&${pick(sparse)}&sort=title`,
+      engine => {
+        const text = pick(sparse)
+        const since = decodeURIComponent(text.split('updated_since=')[1])
+        return byTitle(`published_year_sort BETWEEN ? AND ? AND updated_at >= ${engine === 'sqlite' ? '?' : '?::timestamptz'}`, [...yearsOf(text), since])
+      }),
     query('search-rare', `search: rare term (one of ${picks.rare.length}, in ${books(picks.rare)})`,
-      () => `/books?limit=20&q=${q(pick(picks.rare).term)}`),
+      () => `/books?limit=20&q=${q(pick(picks.rare).term)}`, engine => searchFloor(engine, pick(picks.rare).term)),
     query('search-common', `search: common term (${picks.common.map(c => `${c.term}, ${share(c.books, count)} of books`).join('; ')}), by relevance`,
-      () => `/books?limit=20&q=${q(pick(picks.common).term)}`),
+      () => `/books?limit=20&q=${q(pick(picks.common).term)}`, engine => searchFloor(engine, pick(picks.common).term)),
     query('search-common-created', 'search: common term, sort=created_at',
-      () => `/books?limit=20&q=${q(pick(picks.common).term)}&sort=created_at`),
+      () => `/books?limit=20&q=${q(pick(picks.common).term)}&sort=created_at`, engine => searchFloor(engine, pick(picks.common).term, false)),
+    {
+      name: 'mix: GET one book (24 connections) beside list: 2- or 3-year range by title (8 connections, without pause)',
+      id: 'isolation',
+      read: true,
+      // The measured requests (GET one), and the load beside them (the dearest list scenario at scale).
+      setup: getBook,
+      beside: (req, target) => request(req, 'GET', target === 'ceiling' ? '/books?limit=20' : `/books?limit=20&${pick(narrow)}&sort=title`)
+    },
     { name: 'POST book', id: 'post-book', setup: postBook },
     { name: 'PUT book', id: 'put-book', setup: putBook },
     { name: 'GET one student (with auth)', id: 'get-student', read: true, setup: req => request(req, 'GET', `/api/students/${pick(sample.students).student_id}`) },

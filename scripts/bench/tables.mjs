@@ -67,19 +67,28 @@ export function scaleTable (bySize, ceiling) {
   const cost = s => postgres ? s.cpuUs + s.pgCpuUs : s.cpuUs
   const lines = [
     '| books | scenario | req/s | p50 / p99 ms | errors / non-2xx | CPU µs/req | ' + (postgres ? 'PostgreSQL backends CPU µs/req | PostgreSQL background CPU µs/req | service + backends ' : '') +
-      'CPU vs 1st size | CPU ratio (ceiling ÷ service) | RSS MB | target |',
-    '|---:|---|---:|---:|---:|---:|' + (postgres ? '---:|---:|' : '') + '---:|---:|---:|---|'
+      'CPU vs 1st size | engine floor µs | CPU ratio (ceiling ÷ service) | RSS MB | target |',
+    '|---:|---|---:|---:|---:|---:|' + (postgres ? '---:|---:|' : '') + '---:|---:|---:|---:|---|'
   ]
   const first = bySize[0]
   for (const { size, rows } of bySize) {
-    for (const [i, { scenario, service: s }] of rows.entries()) {
+    // Issue 25: a list costs at most 1.5 × its engine floor plus what a plain page costs (list-first, same size).
+    const plain = rows.find(r => r.scenario.id === 'list-first')?.service
+    for (const [i, { scenario, service: s, floor }] of rows.entries()) {
       const growth = cost(s) / cost(first.rows[i].service)
       const checks = scenario.query && size >= 1_000_000
         ? [`p99 < 50 ms: ${s.p99 < 50 ? 'met' : 'not met'}`, `≤ 2 × 1st size: ${growth <= 2 ? 'met' : 'not met'}`]
         : []
+      if (floor !== undefined && plain !== undefined) {
+        const bound = 1.5 * floor + cost(plain)
+        checks.push(`≤ 1.5 × floor + plain page (${int(bound)}): ${cost(s) <= bound ? 'met' : 'not met'}`)
+      }
+      if (s.alone !== undefined) {
+        checks.push(`p99 < 10 ms: ${s.p99 < 10 ? 'met' : 'not met'}`, `≥ 70 % of alone (${int(s.alone.rps)}/s, p99 ${ms(s.alone.p99)} ms): ${s.rps >= 0.7 * s.alone.rps ? 'met' : 'not met'} (${fixed(s.rps / s.alone.rps)})`)
+      }
       lines.push(`| ${int(size)} | ${scenario.name} | ${int(s.rps)} | ${ms(s.p50)} / ${ms(s.p99)} | ${s.errors} / ${s.non2xx} | ${int(s.cpuUs)} | ` +
         (postgres ? `${int(s.pgCpuUs)} | ${int(s.pgBackgroundUs)} | ` : '') +
-        `${fixed(growth)} | ${fixed(ceiling[i].cpuUs / s.cpuUs)} | ${int(s.rss)} | ${checks.join('; ') || '–'} |`)
+        `${fixed(growth)} | ${floor === undefined ? '–' : int(floor)} | ${fixed(ceiling[i].cpuUs / s.cpuUs)} | ${int(s.rss)} | ${checks.join('; ') || '–'} |`)
     }
   }
   return lines.join('\n')
