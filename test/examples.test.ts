@@ -7,7 +7,7 @@ import { createKey } from '../src/access/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { spec } from './contract.js'
 import { openStream } from './sse.js'
-import { adminKey, build, dune, type TestApi } from './helper.js'
+import { adminKey, build, dune, silentReader, tempDatabase, type TestApi } from './helper.js'
 
 type Json = Record<string, any>
 
@@ -47,6 +47,11 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
     for (const title of ['Dune', 'Emma']) await created(api, { title, author: 'A' })
     const { next_cursor: cursor } = (await api.request({ method: 'GET', url: '/books?limit=1' })).json()
     return api.request({ method: 'GET', url: `/books?sort=title&cursor=${cursor}` })
+  },
+  'ListBusy/busy': async t => {
+    // A reader that never answers: the page runs out of the default budget.
+    const api = await build(t, {}, { repositories: openSqliteRepositories(tempDatabase(t), { startReader: silentReader }) })
+    return api.request({ method: 'GET', url: '/books?q=the' })
   },
   'ListBadRequest/unsupportedCombination': async t => (await build(t)).request({ method: 'GET', url: '/books?sort=relevance' }),
   'ListBadRequest/searchTooBroad': async t => {

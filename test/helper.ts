@@ -3,12 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Worker } from 'node:worker_threads'
 import type { InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
 import { type AppDependencies, buildApp } from '../src/app.js'
 import { type Config, loadConfig } from '../src/config/index.js'
 import { openConfiguredRepositories } from '../src/storage/open.js'
+import type { StartReader } from '../src/storage/sqlite/read-pool.js'
 import type { Repositories } from '../src/storage/types.js'
 import { contractProblems } from './contract.js'
 import { testDatabase } from './postgres.js'
@@ -88,3 +90,14 @@ export async function eventually<T> (read: () => Promise<T>, done: (value: T) =>
 
 export const dune = { title: 'Dune', author: 'Frank Herbert', isbn: '978-0-441-01359-3', published_year: 1965 }
 export const ada = { name: 'Ada Lovelace', email: 'ada@example.org', enrollment_year: 2025, status: 'active' }
+
+/**
+ * A reader thread in place of the service's (src/storage/sqlite/read-pool.ts): it says it is ready
+ * (after `readyAfterMs`), then runs `onRequest` (JavaScript, with `parentPort` and the request's `id`) for each request.
+ */
+export const stubReader = (onRequest: string, readyAfterMs = 0): StartReader => () => new Worker(`const { parentPort } = require('node:worker_threads')
+  setTimeout(() => parentPort.postMessage({ ready: true }), ${readyAfterMs})
+  parentPort.on('message', ({ id }) => { ${onRequest} })`, { eval: true })
+
+/** A reader that takes every request and never answers: each page runs out of its budget. */
+export const silentReader = stubReader('')

@@ -6,15 +6,15 @@ import { defaultListLimits, ListTimeoutError } from '../src/storage/list-sql.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { ReadPool, type StartReader } from '../src/storage/sqlite/read-pool.js'
 import type { ListQuery } from '../src/storage/types.js'
-import { adminKey, build, tempDatabase } from './helper.js'
+import { adminKey, build, silentReader as silent, stubReader, tempDatabase } from './helper.js'
 
 const byRelevance = (q: string): ListQuery => ({ equals: [], ranges: [], search: parseSearch(q), sort: { key: 'relevance', descending: false } })
 
-/** Threads that take the request and never answer, or leave at once, in place of the service's readers. */
-const silent = () => new Worker("require('node:worker_threads').parentPort.on('message', () => {})", { eval: true })
-const exitsOnRequest = () => new Worker("require('node:worker_threads').parentPort.on('message', () => process.exit(1))", { eval: true })
+/** Threads that say they are ready, then take requests and leave, or fail them, or answer late; or fail to start. */
+const exitsOnRequest = stubReader('process.exit(1)')
+const answersFailure = stubReader("parentPort.postMessage({ id, failed: 'disk I/O error' })")
+const readyLate = stubReader('parentPort.postMessage({ id, page: { items: [], after: null } })', 300)
 const failsToStart = () => new Worker("throw new Error('cannot open the database')", { eval: true })
-const answersFailure = () => new Worker("const { parentPort } = require('node:worker_threads'); parentPort.on('message', ({ id }) => parentPort.postMessage({ id, failed: 'disk I/O error' }))", { eval: true })
 
 /** A database of the service with a few books, and its path. */
 async function seeded (t: Test): Promise<string> {
@@ -27,22 +27,14 @@ async function seeded (t: Test): Promise<string> {
 
 t.test('a reader that dies while reading is replaced, and the page is read by the new one', async t => {
   const path = await seeded(t)
-  const started: Worker[] = []
-  // The first thread never answers; the ones started after it are the service's own.
-  let first = true
-  const start: StartReader = data => {
-    const worker = first ? silent() : new Worker(new URL('../src/storage/sqlite/list-worker.js', import.meta.url), { workerData: data })
-    first = false
-    started.push(worker)
-    return worker
-  }
+  let started = 0
+  // The first thread leaves as it takes its first request; the ones started after it are the service's own.
+  const start: StartReader = data => ++started === 1 ? exitsOnRequest(data) : new Worker(new URL('../src/storage/sqlite/list-worker.js', import.meta.url), { workerData: data })
   const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start })
   t.teardown(() => pool.close())
-  const reading = pool.page<{ title: string }>('books', byRelevance('dune'), 10, null)
-  await started[0]!.terminate()
-  const page = await reading
+  const page = await pool.page<{ title: string }>('books', byRelevance('dune'), 10, null)
   t.same(page.items.map(book => book.title), ['Dune', 'Children of Dune', 'Dune Messiah'], 'the page, in relevance order, from the thread that replaced it')
-  t.equal(started.length, 2, 'one thread started in its place')
+  t.equal(started, 2, 'one thread started in its place')
   t.equal(pool.threads, 1, 'the pool is at its size again')
   const again = await pool.page<{ title: string }>('books', byRelevance('messiah'), 10, null)
   t.same(again.items.map(book => book.title), ['Dune Messiah'], 'and it reads the next pages')
@@ -77,6 +69,18 @@ t.test('a page not read within the budget is refused with ListTimeoutError, wait
   const outcomes = Promise.allSettled(pending)
   await closing.close()
   for (const outcome of await outcomes) t.ok(outcome.status === 'rejected' && /closing/.test(String(outcome.reason)), 'a page being read or waiting when the service closes is refused')
+})
+
+t.test('a search too broad for its sort, read on a reader, is refused as on the event loop', async t => {
+  const pool = new ReadPool({ path: await seeded(t), limits: { cap: 1 } }, { threads: 1, budgetMs: 60_000 })
+  t.teardown(() => pool.close())
+  await t.rejects(pool.page('books', { ...byRelevance('dune'), sort: { key: 'title', descending: false } }, 10, null), { name: 'SearchTooBroadError', cap: 1 })
+})
+
+t.test('the budget starts once a reader is ready, not while the service starts', async t => {
+  const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 50, start: readyLate })
+  t.teardown(() => pool.close())
+  t.same(await pool.page('books', byRelevance('dune'), 10, null), { items: [], after: null }, 'read by the reader ready 300 ms later, with a budget of 50 ms')
 })
 
 t.test('GET /books answers 503 list-busy with Retry-After when its page misses the budget; a plain page and GET by id still answer', async t => {

@@ -103,7 +103,9 @@ function parseQuery (raw: Query, list: ListParameters): ParsedQuery {
   parameters.push(['sort', sortName])
   const sort = { key: sortName.replace(/^-/, ''), descending: sortName.startsWith('-') }
   const query: ListQuery = { equals, ranges, search, sort }
-  const binding = createHash('sha256').update(JSON.stringify([bindingVersion, FOLD_VERSION, list.path, parameters])).digest('base64url').slice(0, 16)
+  // Relevance positions name a tier since relevance became tiers: a cursor issued before is another query's.
+  const version = sort.key === 'relevance' ? [bindingVersion, 'tiers'] : [bindingVersion]
+  const binding = createHash('sha256').update(JSON.stringify([...version, FOLD_VERSION, list.path, parameters])).digest('base64url').slice(0, 16)
   return { query, parameters, binding }
 }
 

@@ -73,7 +73,6 @@ export class SearchTooBroadError extends Error {
   }
 }
 
-/** Where a page ends: the last row's sort keys; in a relevance order, also its tier (`k` null: the tier's start). */
 /** A list page not read within the time one request may take (waiting for a reader included). */
 export class ListTimeoutError extends Error {
   override name = 'ListTimeoutError'
@@ -82,6 +81,7 @@ export class ListTimeoutError extends Error {
   }
 }
 
+/** Where a page ends: the last row's sort keys; in a relevance order, also its tier (`k` null: the tier's start). */
 type Position = { k: SqlValue[] } | { t: number, k: SqlValue[] | null }
 
 /** A condition on one row beyond the query's filters; one that `drives` may be counted and drive the page as a filter does. */

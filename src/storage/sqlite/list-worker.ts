@@ -5,7 +5,7 @@ import { SearchTooBroadError } from '../list-sql.js'
 import { bookTable, studentTable } from '../tables.js'
 import type { TableSpec } from '../tables.js'
 import { SqliteListing } from './listing.js'
-import type { ListRequest, ListReply, ReaderData } from './read-pool.js'
+import type { ListRequest, ListReply, ReaderData, ReaderReady } from './read-pool.js'
 
 const { path, limits } = workerData as ReaderData
 const db = new Database(path, { readonly: true, fileMustExist: true })
@@ -15,6 +15,7 @@ const tables = {
   students: new SqliteListing(db, studentTable as unknown as TableSpec<object>, limits)
 }
 
+parentPort!.postMessage({ ready: true } satisfies ReaderReady)
 parentPort!.on('message', ({ id, table, query, limit, after }: ListRequest) => {
   tables[table].page(query, limit, after).then(
     page => parentPort!.postMessage({ id, page } satisfies ListReply),

@@ -6,8 +6,10 @@ import type { ListQuery, Page } from '../types.js'
 export interface ReaderData { path: string, limits: ListLimits }
 export interface ListRequest { id: number, table: 'books' | 'students', query: ListQuery, limit: number, after: string | null }
 export type ListReply = { id: number } & ({ page: Page<unknown> } | { tooBroad: number } | { failed: string })
+/** What a reader says once, when its connection is open: it takes requests from then on. */
+export interface ReaderReady { ready: true }
 
-/** A thread reading the file at `data.path`; tests start others (one that never answers, say). */
+/** A thread reading the file at `data.path`, saying ReaderReady first; tests start others (one that never answers, say). */
 export type StartReader = (data: ReaderData) => Worker
 
 const startReader: StartReader = data => new Worker(new URL('./list-worker.js', import.meta.url), { workerData: data })
@@ -16,13 +18,14 @@ interface Job {
   request: ListRequest
   resolve: (page: Page<unknown>) => void
   reject: (error: Error) => void
-  timer: NodeJS.Timeout
+  /** Set when the budget starts: at once, or once the first thread is ready (not while the service starts). */
+  timer?: NodeJS.Timeout
   settled: boolean
   /** A job whose thread died is given to another thread once. */
   retried: boolean
 }
 
-interface Reader { worker: Worker, job: Job | null }
+interface Reader { worker: Worker, ready: boolean, job: Job | null }
 
 const maxDeathsInARow = 8
 
@@ -36,6 +39,8 @@ export class ReadPool {
   #closed = false
   /** Threads that died since one last answered. */
   #deaths = 0
+  /** Whether a thread was ever ready: until then, the budgets wait too. */
+  #started = false
 
   constructor (data: ReaderData, { threads, budgetMs, start = startReader }: { threads: number, budgetMs: number, start?: StartReader }) {
     this.#data = data
@@ -56,16 +61,21 @@ export class ReadPool {
         resolve: resolve as (page: Page<unknown>) => void,
         reject,
         settled: false,
-        retried: false,
-        timer: setTimeout(() => this.#settle(job, () => {
-          // Out of the queue, if it still waits there; a thread reading it finishes, and its page is dropped.
-          this.#queue = this.#queue.filter(queued => queued !== job)
-          reject(new ListTimeoutError(this.#budgetMs))
-        }), this.#budgetMs)
+        retried: false
       }
+      if (this.#started) this.#arm(job)
       this.#queue.push(job)
       this.#dispatch()
     })
+  }
+
+  /** Starts the job's budget. */
+  #arm (job: Job): void {
+    job.timer = setTimeout(() => this.#settle(job, () => {
+      // Out of the queue, if it still waits there; a thread reading it finishes, and its page is dropped.
+      this.#queue = this.#queue.filter(queued => queued !== job)
+      job.reject(new ListTimeoutError(this.#budgetMs))
+    }), this.#budgetMs)
   }
 
   /** How many threads are running now (for tests and metrics). */
@@ -89,9 +99,18 @@ export class ReadPool {
   }
 
   #spawn (): void {
-    const reader: Reader = { worker: this.#start(this.#data), job: null }
+    const reader: Reader = { worker: this.#start(this.#data), ready: false, job: null }
     this.#readers.add(reader)
-    reader.worker.on('message', (reply: ListReply) => {
+    reader.worker.on('message', (reply: ListReply | ReaderReady) => {
+      if ('ready' in reply) {
+        reader.ready = true
+        if (!this.#started) {
+          this.#started = true
+          for (const job of this.#queue) this.#arm(job)
+        }
+        this.#dispatch()
+        return
+      }
       const job = reader.job!
       reader.job = null
       this.#deaths = 0
@@ -128,7 +147,7 @@ export class ReadPool {
 
   #dispatch (): void {
     for (const reader of this.#readers) {
-      if (reader.job !== null) continue
+      if (!reader.ready || reader.job !== null) continue
       const job = this.#queue.shift()
       if (job === undefined) return
       reader.job = job
