@@ -91,6 +91,8 @@ interface Condition { on: (alias: string, p: Params) => string, drives: boolean 
 interface Part extends ListQuery {
   scope: SearchScope
   extra: Condition[]
+  /** The conditions are an equality an index orders by seq after: the page is one seek down it. */
+  seeks?: boolean
 }
 
 /** Collects a statement's parameters and hands out their placeholders. */
@@ -144,7 +146,7 @@ export class ListStatements {
       if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)
       return this.#walk(query, limit, keyset, run, true)
     }
-    if (filters.length === 0 || this.#seekable(query)) return this.#seek(query, limit, keyset, run)
+    if (filters.length === 0 || query.seeks === true || this.#seekable(query)) return this.#seek(query, limit, keyset, run)
     // Probe-then-choose: the filter with the fewest matches (each counted no further than cap) drives;
     // when every filter matches more than cap rows, the sort order is walked, cap entries at a time.
     let best: { count: number, filter: typeof filters[number] } | null = null
@@ -300,12 +302,14 @@ export class ListStatements {
   }
 
   /**
-   * The rows of `source` (a SELECT of seq, at most cap rows), filtered and sorted. CROSS JOIN makes
-   * SQLite read the source first (it might otherwise walk the whole sort index, testing each row).
+   * The rows of `source` (matches streamed in seq order, at most cap of them), filtered, in the same
+   * order. CROSS JOIN makes SQLite read the source first (it might otherwise walk the whole sort index,
+   * testing each row); ordering by the source's own column lets it keep the stream's order and stop at
+   * the page (ordered by t.seq, it sorted all cap rows first: 655 against 84 µs at 1,000,000 books).
    */
   #joined (source: string, sort: ListQuery['sort'], where: string[], limit: number, p: Params): string {
     return `SELECT ${this.#select('t', sort)} FROM (${source}) d CROSS JOIN ${this.#table} t WHERE ${['t.seq = d.seq', ...where].join(' AND ')}
-      ORDER BY ${this.#order('t', sort)} LIMIT ${p.add(limit + 1)}`
+      ORDER BY d.seq${sort.descending ? ' DESC' : ''} LIMIT ${p.add(limit + 1)}`
   }
 
   /** Ranges on the sort's leading column bound the walk's index range itself. */
@@ -343,7 +347,10 @@ export class ListStatements {
     if (exact !== null) {
       // A title made of exactly the words holds them all: only the exclusions are left to test.
       const unexcluded: Condition[] = excluded === null ? [] : [{ on: (alias, p) => `NOT ${this.#dialect.rowMatches(alias, excluded, 'all', v => p.add(v))}`, drives: false }]
-      tiers.push({ ...byCreation, search: null, scope: 'all', extra: [{ on: (alias, p) => `${alias}.${first} = ${p.add(exact)}`, drives: true }, ...unexcluded] })
+      // Without filters or exclusions, a seek down the (title, seq) index that sorting by title uses:
+      // a common one-word title ("Dune") is held by thousands of books, too many to drive a page.
+      const seeks = query.equals.length === 0 && query.ranges.length === 0 && excluded === null
+      tiers.push({ ...byCreation, search: null, scope: 'all', seeks, extra: [{ on: (alias, p) => `${alias}.${first} = ${p.add(exact)}`, drives: true }, ...unexcluded] })
       notExact = [{ on: (alias, p) => `${alias}.${first} <> ${p.add(exact)}`, drives: false }]
     }
     if (this.#spec.searched.length === 1) return [...tiers, { ...byCreation, scope: 'all', extra: notExact }]
