@@ -53,6 +53,7 @@ t.test('a page whose reader dies twice fails alone; readers that keep dying are 
   t.ok(outcomes.every(o => o.status === 'rejected' && /died twice|keep dying/.test(String(o.reason))), 'every page fails with what happened')
   t.ok(outcomes.some(o => o.status === 'rejected' && /keep dying/.test(String(o.reason))), 'the pages still waiting are refused once the threads are given up')
   t.ok(starts <= 3 + 9, `${starts} threads started, not an endless loop`)
+  await t.rejects(broken.page('books', byRelevance('dune'), 10, null), /keep dying/, 'and a page asked for later fails at once')
 })
 
 t.test('a page not read within the budget is refused with ListTimeoutError, waiting ones too; a reader\'s failure is the page\'s', async t => {

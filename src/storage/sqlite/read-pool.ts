@@ -41,6 +41,8 @@ export class ReadPool {
   #deaths = 0
   /** Whether a thread was ever ready: until then, the budgets wait too. */
   #started = false
+  /** Threads kept dying and are no longer started: every page fails at once rather than wait for none. */
+  #gaveUp = false
 
   constructor (data: ReaderData, { threads, budgetMs, start = startReader }: { threads: number, budgetMs: number, start?: StartReader }) {
     this.#data = data
@@ -56,6 +58,10 @@ export class ReadPool {
    */
   async page<T> (table: ListRequest['table'], query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
     return new Promise<Page<T>>((resolve, reject) => {
+      if (this.#gaveUp) {
+        reject(new Error('reader threads keep dying'))
+        return
+      }
       const job: Job = {
         request: { id: ++this.#nextId, table, query, limit, after },
         resolve: resolve as (page: Page<unknown>) => void,
@@ -134,6 +140,7 @@ export class ReadPool {
       }
       // Threads that die before answering anything (a file they cannot open) are not started for ever.
       if (++this.#deaths > maxDeathsInARow) {
+        this.#gaveUp = true
         for (const queued of this.#queue) this.#settle(queued, () => queued.reject(new Error('reader threads keep dying')))
         this.#queue = []
         return
