@@ -101,6 +101,9 @@ interface Part extends ListQuery {
   seeks?: boolean
 }
 
+/** A query as asked: its search over every field, nothing added. */
+const whole = (query: ListQuery): Part => ({ ...query, scope: 'all', extra: [] })
+
 /** Collects a statement's parameters and hands out their placeholders. */
 class Params {
   readonly values: SqlValue[] = []
@@ -128,7 +131,7 @@ export class ListStatements {
 
   /** Whether page() answers `query` with one seek down an index (no search, no filter or one an index pairs with the sort). */
   seeks (query: ListQuery): boolean {
-    const part: Part = { ...query, scope: 'all', extra: [] }
+    const part = whole(query)
     return query.search === null && (this.#conditions(part).length === 0 || this.#seekable(part))
   }
 
@@ -136,7 +139,7 @@ export class ListStatements {
     const position = after === null ? null : JSON.parse(after) as Position
     const { search, sort } = query
     if (search !== null && sort.key === 'relevance') return this.#ranked(query, search, limit, position as Extract<Position, { t: number }> | null, run)
-    return this.#part({ ...query, scope: 'all', extra: [] }, limit, position === null ? null : position.k, run)
+    return this.#part(whole(query), limit, position === null ? null : position.k, run)
   }
 
   async #part (query: Part, limit: number, keyset: SqlValue[] | null, run: RunSql): Promise<Page<SqlValue[]>> {
@@ -153,7 +156,7 @@ export class ListStatements {
         if (probed.items.length === limit) return probed
       }
       const driven = await this.#count(this.#matches(query), run) <= this.#limits.cap
-        ? await this.#driven(query, limit, keyset, run, p => this.#matches(query)(p))
+        ? await this.#driven(query, limit, keyset, run, this.#matches(query))
         : null
       if (driven !== null) return driven
       if (sort.key !== 'created_at') throw new SearchTooBroadError(this.#limits.cap)

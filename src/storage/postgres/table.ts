@@ -41,8 +41,12 @@ function postgresDialect (spec: TableSpec<object>): ListDialect {
   // several fields also asks its field's own index (migration 9) for the rows it can be among.
   const fieldWords = (alias: string, field: number) => `search_words(${alias}.${searched[field]!}, '${searchWeights[field]!}')`
   const tsquery = (add: (value: SqlValue) => string, text: string) => `${add(text)}::tsquery`
+  // One row's test needs no index: its weighted vector tells a title's words from an author's (and
+  // search_words, PL/pgSQL, would cost a call per row walked).
+  const rowMatches = (alias: string, search: SearchQuery, scope: SearchScope, add: (value: SqlValue) => string): string =>
+    `${alias}.tsv @@ ${tsquery(add, toTsquery(search, searchWeights, scope))}`
   const found = (alias: string, search: SearchQuery, scope: SearchScope, add: (value: SqlValue) => string): string => {
-    const all = `${alias}.tsv @@ ${tsquery(add, toTsquery(search, searchWeights, scope))}`
+    const all = rowMatches(alias, search, scope, add)
     if (scope === 'all' || searched.length === 1) return all
     const sought = { clauses: search.clauses.filter(clause => !clause.exclude) }
     // In the title: every clause; elsewhere: at least one clause in another field (the author).
@@ -57,9 +61,7 @@ function postgresDialect (spec: TableSpec<object>): ListDialect {
     record: alias => [idColumn, ...Object.keys(spec.writable), 'created_at', 'updated_at'].map(c => `${alias}.${c}`).join(', '),
     matches: (search, scope, add, where, tail) => `SELECT seq FROM ${table} s
       WHERE ${[found('s', search, scope, add), ...where('seq')].join(' AND ')}${tail === undefined ? '' : ` ${tail('seq')}`}`,
-    // One row's test needs no index: its weighted vector tells a title's words from an author's (and
-    // search_words, PL/pgSQL, would cost a call per row walked).
-    rowMatches: (alias, search, scope, add) => `${alias}.tsv @@ ${tsquery(add, toTsquery(search, searchWeights, scope))}`,
+    rowMatches,
     streamsMatches: false,
     equalsIgnoringCase: (column, values) => `lower(${column}) IN (${values.map(v => `lower(${v})`).join(', ')})`,
     seq: value => value
@@ -104,10 +106,10 @@ export class PostgresTable<T, V extends object> {
   /** Each kind of write's statement, which the writes of a batch share. */
   readonly #shared: Record<'insert' | 'insertKeyed' | 'forgetKey' | 'replace' | 'remove', SharedStatement>
 
-  /** `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT … SELECT). */
   /**
-   * `lists.budgetMs`: the statement timeout, after which a list statement is cancelled (or half of it,
-   * waiting for a lock), and the request answers ListTimeoutError, as a SQLite reader's does.
+   * `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT …
+   * SELECT). `lists.budgetMs`: the statement timeout, after which a list statement is cancelled (or
+   * half of it, waiting for a lock), and the request answers ListTimeoutError, as a SQLite reader's does.
    */
   constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed,
     lists: { limits: ListLimits, budgetMs: number } = { limits: defaultListLimits, budgetMs: Infinity }) {
