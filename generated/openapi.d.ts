@@ -16,6 +16,11 @@ export interface paths {
          *     For incremental sync, keep `updated_since` and `sort=updated_at` and follow the cursor.
          *     Every request does bounded work however large the catalogue: a combination that could not
          *     be answered so is refused with a 400 naming the parameter to drop.
+         *
+         *     With `Accept: text/csv` or `application/x-ndjson` the answer is an export, not a page: every
+         *     book the filters, `q` and `sort` select, in that order, streamed from one snapshot of the
+         *     data (so `limit` and `cursor` do not apply, and a search may be sorted by anything). See the
+         *     200 response for the formats; `Events-Cursor` is the snapshot's position in the change feed.
          */
         get: operations["listBooks"];
         put?: never;
@@ -77,6 +82,11 @@ export interface paths {
          *     combine with AND; a repeated `status` means any of them. `q` searches names only (never
          *     emails), ignoring case and accents; its results come most relevant first unless `sort` is
          *     given. For incremental sync, keep `updated_since` and `sort=updated_at` and follow the cursor.
+         *
+         *     With `Accept: text/csv` or `application/x-ndjson` the answer is an export, not a page: every
+         *     student the filters, `q` and `sort` select, in that order, streamed from one snapshot of the
+         *     data (so `limit` and `cursor` do not apply, and a search may be sorted by anything). See the
+         *     200 response for the formats; `Events-Cursor` is the snapshot's position in the change feed.
          */
         get: operations["listStudents"];
         put?: never;
@@ -1221,6 +1231,11 @@ export interface components {
         Limit: number;
         /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
         Cursor: string;
+        /**
+         * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
+         * @example true
+         */
+        ExportBom: boolean;
         /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
         BookSearch: string;
         /**
@@ -1399,7 +1414,7 @@ export interface components {
         RetryAfter: number;
         /** @description The authentication scheme to use (RFC 6750). */
         WWWAuthenticate: string;
-        /** @description The position of the change feed read just before this page. Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (docs/security.md, "What feed positions tell"). */
+        /** @description The position of the change feed read just before this page (for an export, in its snapshot). Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page or export was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold, or apply it again, since an event carries the whole record). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (docs/security.md, "What feed positions tell"). */
         EventsCursor: components["schemas"]["EventCursor"];
     };
     pathItems: never;
@@ -1452,6 +1467,11 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
                 sort?: components["parameters"]["BookSort"];
+                /**
+                 * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
+                 * @example true
+                 */
+                bom?: components["parameters"]["ExportBom"];
             };
             header?: never;
             path?: never;
@@ -1459,7 +1479,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of books. */
+            /**
+             * @description A page of books, or with `Accept: text/csv` or `application/x-ndjson` an export of
+             *     every book selected, from one snapshot, in the list's order.
+             *
+             *     - CSV (`text/csv; charset=utf-8; header=present`): RFC 4180, CRLF line ends, UTF-8 (with
+             *       `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
+             *       row per book; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
+             *       tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
+             *       advice against formula injection), which an import takes off again.
+             *     - NDJSON (`application/x-ndjson`): one book per line, as the JSON list gives it (the
+             *       schema below describes each line).
+             *
+             *     `Events-Cursor` (to a caller with a key) is the change feed's position of the snapshot:
+             *     follow `/events` from it to receive every change made after the export, none missed. The
+             *     body is sent as it is read, in constant memory; an export that fails midway ends without
+             *     the last chunk of its chunked body, which clients report as an error. At most
+             *     `EXPORTS_MAX` exports run at once on a node: beyond, a 503 `list-busy`.
+             */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1470,6 +1507,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BookPage"];
+                    /**
+                     * @example book_id,title,author,isbn,published_year,created_at,updated_at
+                     *     0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60,Dune,Frank Herbert,9780441013593,1965,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
+                     *     0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f,"'=Sums, and how to check them",Ada Lovelace,,1843,2026-11-21T09:31:00.000Z,2026-11-21T09:31:00.000Z
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example {
+                     *       "book_id": "0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "title": "=Sums, and how to check them",
+                     *       "author": "Ada Lovelace",
+                     *       "isbn": null,
+                     *       "published_year": 1843,
+                     *       "created_at": "2026-11-21T09:31:00.000Z",
+                     *       "updated_at": "2026-11-21T09:31:00.000Z"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["Book"];
                 };
             };
             400: components["responses"]["ListBadRequest"];
@@ -1700,6 +1755,11 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
                 sort?: components["parameters"]["StudentSort"];
+                /**
+                 * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
+                 * @example true
+                 */
+                bom?: components["parameters"]["ExportBom"];
             };
             header?: never;
             path?: never;
@@ -1707,7 +1767,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of students. */
+            /**
+             * @description A page of students, or with `Accept: text/csv` or `application/x-ndjson` an export of
+             *     every student selected, from one snapshot, in the list's order.
+             *
+             *     - CSV (`text/csv; charset=utf-8; header=present`): RFC 4180, CRLF line ends, UTF-8 (with
+             *       `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
+             *       row per student; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
+             *       tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
+             *       advice against formula injection), which an import takes off again.
+             *     - NDJSON (`application/x-ndjson`): one student per line, as the JSON list gives it (the
+             *       schema below describes each line).
+             *
+             *     `Events-Cursor` (to a caller with a key) is the change feed's position of the snapshot:
+             *     follow `/events` from it to receive every change made after the export, none missed. The
+             *     body is sent as it is read, in constant memory; an export that fails midway ends without
+             *     the last chunk of its chunked body, which clients report as an error. At most
+             *     `EXPORTS_MAX` exports run at once on a node: beyond, a 503 `list-busy`.
+             */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1718,6 +1795,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StudentPage"];
+                    /**
+                     * @example student_id,name,email,enrollment_year,status,created_at,updated_at
+                     *     0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a,Ada Lovelace,ada@example.org,2024,active,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example {
+                     *       "student_id": "0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a",
+                     *       "name": "Ada Lovelace",
+                     *       "email": "ada@example.org",
+                     *       "enrollment_year": 2024,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "updated_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["Student"];
                 };
             };
             400: components["responses"]["ListBadRequest"];

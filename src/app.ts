@@ -187,8 +187,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     done(null, parsed)
   })
   // The glue warns at start about every media type in the spec that has no parser, response types
-  // included; refusing problem+json and event-stream bodies explicitly keeps the 415 and silences the false alarm.
-  app.addContentTypeParser(['application/problem+json', 'text/event-stream'], (request, _body, done) => {
+  // included; refusing problem+json, event-stream and export bodies explicitly keeps the 415 and silences the false alarm.
+  app.addContentTypeParser(['application/problem+json', 'text/event-stream', 'text/csv', 'application/x-ndjson'], (request, _body, done) => {
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
   app.decorateRequest('caller', null as never)
@@ -262,6 +262,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const webhookClock = dependencies.webhookClock ?? systemClock
   const handlers = await serviceHandlers(repositories, {
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    exportsMax: config.exportsMax,
     streams,
     eventRetentionDays: config.eventRetentionDays,
     webhookEndpointsMax: config.webhookEndpointsMax,

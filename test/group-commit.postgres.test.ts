@@ -1,4 +1,5 @@
 // PostgreSQL group commit across nodes: two nodes' batches touching the same records never deadlock each other.
+import { defaultListLimits } from '../src/storage/list-sql.js'
 import type pg from 'pg'
 import t from 'tap'
 import type { Book } from '../src/contract/api-types.js'
@@ -35,7 +36,7 @@ await withPostgres(t, t => {
     // Two nodes: each its own group-commit connection, as two processes have.
     const [a, b] = [new GroupCommit(spied), new GroupCommit(spied)]
     t.teardown(async () => { await a.close(); await b.close() })
-    const booksOn = (writes: GroupCommit) => new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
+    const booksOn = (writes: GroupCommit) => new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: () => connect(settings, false, true) })
     const [onA, onB] = [booksOn(a), booksOn(b)]
     const values = (title: string): BookValues => ({ title, author: 'A', isbn: null, published_year: null })
     // One batch, two writes that lock no existing row: they keep their order.

@@ -1,4 +1,5 @@
 // The PostgreSQL engine's own failure paths: unreachable servers, schemas too old or too new, batches that fail, lost listeners.
+import { defaultListLimits } from '../src/storage/list-sql.js'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
@@ -194,7 +195,7 @@ await withPostgres(t, t => {
     })
     const reads = new PipelinedClients(settingsFor(url))
     t.teardown(async () => { await writes.close(); await reads.close() })
-    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
+    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: () => connect(settingsFor(url), false, true) })
     const blocker = await session(t, url)
     const probe = await session(t, url)
     const writer = () => pids.at(-1)
@@ -241,7 +242,7 @@ await withPostgres(t, t => {
     await probe.query('DROP INDEX books_title_operator')
 
     // A spec that names no unique column still reports a conflict as a 409.
-    const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'))
+    const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: () => connect(settingsFor(url), false, true) })
     await t.rejects(loose.create(values('again', '9780441013593')), new DuplicateError('book', 'book_id'))
 
     // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.

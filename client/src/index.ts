@@ -62,7 +62,13 @@ export interface FollowOptions {
   signal?: AbortSignal | undefined
 }
 
-export interface BooksStudentsClient extends Client<paths> {
+/**
+ * The media types the client's methods read: JSON and problems. A list's exports (CSV, NDJSON) are
+ * streams to read with fetch; typed as bodies, they made every list's `data` a union with a string.
+ */
+export type JsonMediaType = 'application/json' | 'application/problem+json'
+
+export interface BooksStudentsClient extends Client<paths, JsonMediaType> {
   /**
    * Every event from `after` on, live, in the feed's order: reads /events/stream and, whenever the
    * stream ends or the connection drops, reconnects with the last id it saw, so nothing is missed or
@@ -80,7 +86,7 @@ export interface BooksStudentsClient extends Client<paths> {
 }
 
 export function createClient (options: ClientOptions): BooksStudentsClient {
-  const client = createFetchClient<paths>({
+  const client = createFetchClient<paths, JsonMediaType>({
     baseUrl: options.baseUrl,
     fetch: options.fetch,
     headers: {

@@ -7,11 +7,14 @@ import { bookHandlers } from './books.js'
 import { eventHandlers } from './events.js'
 import { webhookHandlers } from './webhooks.js'
 import type { AddressPolicy } from '../webhooks/address-policy.js'
+import { ExportSlots } from './export.js'
 import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'
 
 export interface HandlerOptions {
   idempotencyTtlSeconds: number
+  /** EXPORTS_MAX */
+  exportsMax: number
   /** The live event streams of this process. */
   streams: EventStreams
   eventRetentionDays: number
@@ -24,7 +27,7 @@ export interface HandlerOptions {
 }
 
 export async function serviceHandlers (repositories: Repositories, options: HandlerOptions): Promise<ServiceHandlers> {
-  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()) }
+  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()), exports: new ExportSlots(options.exportsMax) }
   const idempotency = new Idempotency(repositories.idempotency, options.idempotencyTtlSeconds)
   return {
     ...bookHandlers(repositories.books, lists, idempotency),

@@ -8,6 +8,7 @@ import { parseSearch, printSearch, type SearchSyntaxError } from '../domain/sear
 import { ListTimeoutError, SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
+import { type ExportSlots, exportFormat, sendExport } from './export.js'
 
 // A page's items (an array a cached page keeps) stand for one query, limit and position: its answer,
 // cursor and Link included, is fixed.
@@ -25,8 +26,8 @@ export interface ListParameters {
   ranges: { field: string, min: string, max: string, instants?: boolean }[]
 }
 
-type Query = Record<string, string | number | string[] | undefined>
-type ListRequest = FastifyRequest<{ Querystring: Query & { limit?: number, cursor?: string } }>
+type Query = Record<string, string | number | boolean | string[] | undefined>
+type ListRequest = FastifyRequest<{ Querystring: Query & { limit?: number, cursor?: string, bom?: boolean } }>
 
 // Bumped with any change to how queries are normalised or bound, so that older cursors are refused as foreign.
 const bindingVersion = 1
@@ -118,19 +119,27 @@ export function signCursor (cursors: CursorCodec, list: ListParameters, rawQuery
   return cursors.encode(list.path, `${parseQuery(rawQuery, list).binding}~${position}`)
 }
 
-/** What every list needs besides its records: cursors to sign. */
+/** What every list needs besides its records: cursors to sign, and the node's room for exports. */
 export interface ListContext {
   cursors: CursorCodec
+  exports: ExportSlots
 }
 
 export async function listPage<T> (
   request: ListRequest,
   reply: FastifyReply,
-  { cursors }: ListContext,
+  { cursors, exports }: ListContext,
   store: RecordStore<T, never>,
   list: ListParameters
 ): Promise<FastifyReply> {
   const { query, parameters, binding } = parseQuery(request.query, list)
+  // Either answer depends on Accept: a cache must keep them apart.
+  const vary = reply.getHeader('vary')
+  reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`)
+  // With a key: see withPosition below.
+  const format = exportFormat(request)
+  if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', 'applies only to a CSV export (Accept: text/csv)')
+  if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, slots: exports, withPosition: request.caller.kind === 'key' })
   // The contract's default (20) fills an absent limit during validation.
   const { limit = 20, cursor } = request.query
   let after: string | null = null

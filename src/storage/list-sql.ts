@@ -135,6 +135,21 @@ export class ListStatements {
     return query.search === null && (this.#conditions(part).length === 0 || this.#seekable(part))
   }
 
+  /**
+   * Statements that read every record `query` matches, in its order, record columns only (one per
+   * relevance tier): an export runs them one after another in one snapshot and streams their rows.
+   * Unbounded by design, unlike page(): no cap, so a broad search may be sorted by anything.
+   */
+  everything (query: ListQuery): { sql: string, params: SqlValue[] }[] {
+    const parts = query.search !== null && query.sort.key === 'relevance' ? this.#tiers(query, query.search) : [whole(query)]
+    return parts.map(part => {
+      const p = new Params(this.#dialect)
+      const source = part.search === null ? `${this.#table} t` : `(${this.#matches(part)(p)}) d CROSS JOIN ${this.#table} t`
+      const where = [...part.search === null ? [] : ['t.seq = d.seq'], ...this.#filters('t', part, p, false)]
+      return { sql: `SELECT ${this.#dialect.record('t')} FROM ${source} ${this.#where(where)} ORDER BY ${this.#order('t', part.sort)}`, params: p.values }
+    })
+  }
+
   async page (query: ListQuery, limit: number, after: string | null, run: RunSql): Promise<Page<SqlValue[]>> {
     const position = after === null ? null : JSON.parse(after) as Position
     const { search, sort } = query

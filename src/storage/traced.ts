@@ -29,6 +29,8 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
     engine: repositories.engine,
     books: {
       list: async (query, limit, after, feedPosition) => traced('books.list', () => books.list(query, limit, after, feedPosition)),
+      // The span covers opening the snapshot; the rows are read as the response is sent.
+      export: async (query, feedPosition) => traced('books.export', () => books.export(query, feedPosition)),
       get: async id => traced('books.get', () => books.get(id)),
       create: async (values, remember) => traced('books.create', () => books.create(values, remember)),
       replace: async (id, values, expected) => traced('books.replace', () => books.replace(id, values, expected)),
@@ -36,6 +38,8 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
     },
     students: {
       list: async (query, limit, after, feedPosition) => traced('students.list', () => students.list(query, limit, after, feedPosition)),
+      // The span covers opening the snapshot; the rows are read as the response is sent.
+      export: async (query, feedPosition) => traced('students.export', () => students.export(query, feedPosition)),
       get: async id => traced('students.get', () => students.get(id)),
       create: async (values, remember) => traced('students.create', () => students.create(values, remember)),
       replace: async (id, values, expected) => traced('students.replace', () => students.replace(id, values, expected))

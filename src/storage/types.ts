@@ -58,6 +58,19 @@ export interface ListQuery {
   sort: { key: string, descending: boolean }
 }
 
+/**
+ * Every record a list query matches, in its order, read from one snapshot of the data: rows of the
+ * record's values (`fields` names them, in the contract's order), in batches, so that memory stays
+ * bounded however many records there are. The snapshot is held until the batches end or are left
+ * (a `for await` that breaks, or `return()`), which every caller must do.
+ */
+export interface RecordExport {
+  /** The change feed's head in the snapshot when asked for (else null): every later change is after it in the feed. */
+  position: string | null
+  fields: readonly string[]
+  batches: AsyncIterable<unknown[][]>
+}
+
 export interface RecordStore<T, V> {
   /**
    * Up to `limit` records matching `query` in its order, starting after `after` (a previous page's,
@@ -68,6 +81,8 @@ export interface RecordStore<T, V> {
    * every change after that position is in the page or after it in the feed.
    */
   list (query: ListQuery, limit: number, after: string | null, feedPosition?: boolean): Promise<ListedPage<T>>
+  /** Every record `query` matches, streamed from one snapshot (see RecordExport); no cap on a search's matches. */
+  export (query: ListQuery, feedPosition?: boolean): Promise<RecordExport>
   get (id: string): Promise<Versioned<T> | null>
   /**
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the

@@ -75,10 +75,11 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   await apiKeys.listen()
   const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
   const events = new PostgresEventFeed(reads, writes, feedId)
+  const lists = { limits: listLimits, budgetMs: settings.statementTimeout, connect: () => connect(settings, false, true) }
   return {
     engine: 'postgres',
-    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, { limits: listLimits, budgetMs: settings.statementTimeout }),
-    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, events, { limits: listLimits, budgetMs: settings.statementTimeout }),
+    books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, lists),
+    students: new PostgresTable<Student, StudentValues>(studentTable, studentTypes, reads, writes, events, lists),
     idempotency,
     apiKeys,
     events,

@@ -3,13 +3,14 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../http/errors.js'
 import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
-import { defaultListLimits, type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
+import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Versioned } from '../types.js'
+import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
+import { exportBatch, exportBatches } from '../export.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit, SharedStatement } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
-import { head, type PostgresEventFeed } from './events.js'
+import { head, type PositionRow, type PostgresEventFeed } from './events.js'
 
 type Row = Record<string, unknown>
 
@@ -97,6 +98,7 @@ export class PostgresTable<T, V extends object> {
   readonly #select: string
   readonly #listing: ListStatements
   readonly #listBudgetMs: number
+  readonly #connect: () => Promise<pg.Client>
   readonly #derived: string[]
   readonly #feed: PostgresEventFeed
   readonly #statementNames = new Map<string, string>()
@@ -110,9 +112,10 @@ export class PostgresTable<T, V extends object> {
    * `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT …
    * SELECT). `lists.budgetMs`: the statement timeout, after which a list statement is cancelled (or
    * half of it, waiting for a lock), and the request answers ListTimeoutError, as a SQLite reader's does.
+   * `lists.connect`: opens the connection of an export, which holds its snapshot (not pipelined).
    */
   constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed,
-    lists: { limits: ListLimits, budgetMs: number } = { limits: defaultListLimits, budgetMs: Infinity }) {
+    lists: { limits: ListLimits, budgetMs: number, connect: () => Promise<pg.Client> }) {
     this.#spec = spec
     this.#feed = feed
     this.#reads = reads
@@ -123,6 +126,7 @@ export class PostgresTable<T, V extends object> {
     const record = [idColumn, ...writable, 'created_at', 'updated_at']
     this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), lists.limits, record.length)
     this.#listBudgetMs = lists.budgetMs
+    this.#connect = lists.connect
     const all = this.#columns = [...record, ...derived]
     this.#timestamps = new Set([all.indexOf('created_at'), all.indexOf('updated_at')])
     this.#select = [idColumn, ...writable].join(', ') + `, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`
@@ -269,6 +273,43 @@ export class PostgresTable<T, V extends object> {
       return record as T
     })
     return { items, after: page.after, position }
+  }
+
+  async export (query: ListQuery, feedPosition = false): Promise<RecordExport> {
+    const statements = this.#listing.everything(query)
+    const client = await this.#connect()
+    let position: string | null = null
+    try {
+      // One snapshot for the head and every statement, however long the client takes to read. Ending
+      // the connection ends the transaction: a read-only one has nothing to commit.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      if (feedPosition) position = this.#feed.positionOf((await client.query<PositionRow>(head)).rows[0]!)
+    } catch (error) {
+      await client.end()
+      throw error
+    }
+    const timestamps = [...this.#timestamps]
+    let next = 0
+    let declared = false
+    return {
+      position,
+      fields: this.#columns.slice(0, this.#columns.length - this.#derived.length),
+      batches: exportBatches(async () => {
+        for (; next < statements.length; next++, declared = false) {
+          const cursor = `export_${next}`
+          if (!declared) {
+            const { sql, params } = statements[next]!
+            await client.query({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, values: params })
+            declared = true
+          }
+          const { rows } = await client.query({ text: `FETCH ${exportBatch} FROM ${cursor}`, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+          if (rows.length === 0) continue
+          for (const row of rows as unknown as unknown[][]) for (const i of timestamps) row[i] = isoFromPostgres(row[i] as string)
+          return rows as unknown as unknown[][]
+        }
+        return null
+      }, () => client.end())
+    }
   }
 
   /** A name per statement text (there are few with a fixed plan: a sort, its direction, a first page or not). */

@@ -15,6 +15,8 @@ export interface EventWriter {
   append (type: string, envelope: string, time: string): void
 }
 
+const headSql = 'SELECT max(pruned_to, coalesce((SELECT max(seq) FROM events), 0)) FROM feed'
+
 export class SqliteEventFeed implements EventFeed, EventWriter {
   readonly #feedId: string
   readonly #prefix: string
@@ -37,7 +39,7 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
     this.#scan = db.prepare<[{ after: number, types: string, scan: number }], EventRow>(`SELECT seq, type, CASE WHEN instr(@types, ',' || type || ',') > 0 THEN envelope END
       FROM events WHERE seq > @after ORDER BY seq LIMIT @scan`).raw()
     // Every list page reads it (Events-Cursor): one statement.
-    this.#head = db.prepare<[], number>('SELECT max(pruned_to, coalesce((SELECT max(seq) FROM events), 0)) FROM feed').pluck()
+    this.#head = db.prepare<[], number>(headSql).pluck()
     this.#prunedTo = db.prepare<[], number>('SELECT pruned_to FROM feed').pluck()
     // sqlite_sequence keeps the greatest seq ever issued, even once its event is pruned.
     this.#issued = db.prepare<[], number | null>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck()
@@ -78,6 +80,11 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
     if (!this.#appended) return
     this.#appended = false
     for (const listener of this.#listeners) listener()
+  }
+
+  /** The head as `connection` (another connection to this database, in a read transaction) sees it. */
+  headIn (connection: Database.Database): string {
+    return this.#position(connection.prepare<[], number>(headSql).pluck().get()!)
   }
 
   async head (): Promise<string> {

@@ -46,6 +46,16 @@ export class SqliteListing<T> {
     return this.#listing.seeks(query)
   }
 
+  /** The statements that read every record `query` matches, in its order (ListStatements.everything). */
+  everything (query: ListQuery): { sql: string, params: SqlValue[] }[] {
+    return this.#listing.everything(query)
+  }
+
+  /** The record's field names, in the order of a row's values. */
+  get fields (): readonly string[] {
+    return this.#columns
+  }
+
   async page (query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
     const page = await this.#listing.page(query, limit, after, async (sql, params) => this.#run(sql, params))
     // Raw rows turned into records here cost about a quarter less than named rows (measured in the

@@ -5,11 +5,12 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventFeed, ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Page, Versioned } from '../types.js'
+import type { EventFeed, ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
 import { recordColumns, SqliteListing } from './listing.js'
 import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
-import type { EventWriter } from './events.js'
+import type { EventWriter, SqliteEventFeed } from './events.js'
+import { sqliteExport } from './export.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
 import { SqliteSearchIndex } from './search-index.js'
@@ -30,7 +31,7 @@ export interface TableDependencies {
   cacheSize: number
   listLimits: ListLimits
   /** Where each change's event goes, in the change's transaction, and whose head a list may report. */
-  events: EventWriter & Pick<EventFeed, 'head'>
+  events: EventWriter & Pick<EventFeed, 'head'> & Pick<SqliteEventFeed, 'headIn'>
   /** Reader threads for the list pages that are more than a seek; null reads them all here. */
   readers: ReadPool | null
 }
@@ -39,6 +40,7 @@ export interface TableDependencies {
 const pagesCached = 256
 
 export class SqliteTable<T, V extends object> {
+  readonly #db: Database.Database
   readonly #spec: TableSpec<V>
   readonly #writable: string[]
   readonly #listing: SqliteListing<T>
@@ -51,7 +53,7 @@ export class SqliteTable<T, V extends object> {
   readonly #delete: Statement<[string]>
   readonly #writes: GroupCommit
   readonly #external: ExternalWrites
-  readonly #feed: Pick<EventFeed, 'head'>
+  readonly #feed: TableDependencies['events']
   /** Recently read records and pages; emptied of whatever this process writes and of everything when another process writes. */
   readonly #records: LRUCache<string, Versioned<T>> | null
   readonly #pages: LRUCache<string, Page<T>> | null
@@ -62,6 +64,7 @@ export class SqliteTable<T, V extends object> {
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
   constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events, readers }: TableDependencies) {
+    this.#db = db
     this.#spec = spec
     this.#readers = readers
     this.#writes = writes
@@ -190,6 +193,10 @@ export class SqliteTable<T, V extends object> {
       : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after)
     if (dropped === this.#pagesDropped) this.#pages?.set(key, page)
     return { ...page, position }
+  }
+
+  async export (query: ListQuery, feedPosition = false): Promise<RecordExport> {
+    return sqliteExport(this.#db, this.#listing.everything(query), this.#listing.fields, feedPosition ? connection => this.#feed.headIn(connection) : null)
   }
 
   async get (id: string): Promise<Versioned<T> | null> {
