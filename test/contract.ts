@@ -4,6 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import { parse } from 'yaml'
+import { parse as parseCsv } from 'csv-parse/sync'
 import { isIsbn } from '../src/domain/isbn.js'
 import { specPath } from '../src/contract/openapi-document.js'
 
@@ -120,6 +121,8 @@ export function contractProblems (method: string, url: string, res: InjectRespon
     if (res.payload !== '') problems.push('HEAD response has a body')
     return problems
   }
+  // An export: NDJSON's schema is each line's; a CSV's header names the same record's fields, each row has a cell per field.
+  if (mediaType === 'application/x-ndjson' || mediaType === 'text/csv') return [...problems, ...exportProblems(response.pointer, content, mediaType, res.payload)]
   const validate = validatorAt(`${response.pointer}/content/${escape(mediaType)}/schema`)
   let body: unknown
   try {
@@ -132,4 +135,32 @@ export function contractProblems (method: string, url: string, res: InjectRespon
     problems.push('problem status differs from the HTTP status')
   }
   return problems
+}
+
+function exportProblems (pointer: string, content: Json, mediaType: string, payload: string): string[] {
+  const linePointer = `${pointer}/content/${escape('application/x-ndjson')}/schema`
+  if (mediaType === 'application/x-ndjson') {
+    if (payload !== '' && !payload.endsWith('\n')) return ['the NDJSON export does not end with a line end']
+    const validate = validatorAt(linePointer)
+    return payload.split('\n').slice(0, -1).flatMap((line, i) => {
+      let record: unknown
+      try {
+        record = JSON.parse(line)
+      } catch {
+        return [`line ${i + 1} is not JSON: ${line.slice(0, 80)}`]
+      }
+      return validate(record) ? [] : (validate.errors ?? []).map(e => `line ${i + 1}${e.instancePath} ${e.message}`)
+    })
+  }
+  const fields = Object.keys(resolve(content['application/x-ndjson'].schema, linePointer).node['properties'])
+  let rows: string[][]
+  try {
+    rows = parseCsv(payload, { bom: true, relax_column_count: true }) as string[][]
+  } catch (error) {
+    return [`the CSV export does not parse: ${(error as Error).message}`]
+  }
+  const [header, ...records] = rows
+  if (header === undefined || header.join() !== fields.join()) return [`the CSV header ${JSON.stringify(header)} is not the record's fields ${JSON.stringify(fields)}`]
+  if (!payload.endsWith('\r\n')) return ['the CSV export does not end with CRLF']
+  return records.flatMap((row, i) => row.length === fields.length ? [] : [`CSV row ${i + 1} has ${row.length} cells, not ${fields.length}`])
 }

@@ -38,7 +38,7 @@ export interface Engine {
 export interface Service {
   repositories: Repositories
   /** app.inject with the admin key (or `key`, null for none); throws when the answer breaks openapi.yaml. */
-  call (method: string, url: string, options?: { payload?: unknown, key?: string | null }): Promise<InjectResponse>
+  call (method: string, url: string, options?: { payload?: unknown, key?: string | null, accept?: string }): Promise<InjectResponse>
   close (): Promise<void>
 }
 
@@ -50,11 +50,11 @@ export async function startService (t: Test, repositories: Repositories): Promis
   return {
     repositories,
     close: async () => { await app.close() },
-    async call (method, url, { payload, key = adminKey } = {}) {
+    async call (method, url, { payload, key = adminKey, accept } = {}) {
       const res = await app.inject({
         method: method as 'GET',
         url,
-        headers: key === null ? {} : { authorization: `Bearer ${key}` },
+        headers: { ...key !== null && { authorization: `Bearer ${key}` }, ...accept !== undefined && { accept } },
         ...(payload !== undefined && { payload: payload as Json })
       })
       const problems = contractProblems(method, url, res)
@@ -535,6 +535,24 @@ export async function checkQuery (service: Service, kind: Kind, store: Store, pa
   if (!isDeepStrictEqual(result.items, expected.records)) {
     throw new Error(`${url} (${expected.path}) answered\n${lines(kind, result.items)}\nexpected\n${lines(kind, expected.records)}`)
   }
+  await checkExport(service, kind, store, params, seen)
+}
+
+/** The query's export: every record the reference finds, in its order, however broad a search (no cap applies). */
+async function checkExport (service: Service, kind: Kind, store: Store, params: Params, seen: Stats): Promise<void> {
+  const expected = expectList(kind, live(store, kind), params, { cap: Number.MAX_SAFE_INTEGER })
+  const url = listUrl(kind.path, params)
+  const res = await service.call('GET', url, { accept: 'application/x-ndjson' })
+  if ('error' in expected) {
+    problemOf(res, `export ${url}`, expected.error, expected.parameter)
+    return
+  }
+  if (res.statusCode !== 200) throw new Error(`export ${url} → ${res.statusCode} ${res.body}`)
+  const records = res.payload.split('\n').slice(0, -1).map(line => JSON.parse(line) as Json)
+  if (!isDeepStrictEqual(records, expected.records)) {
+    throw new Error(`export ${url} answered\n${lines(kind, records)}\nexpected\n${lines(kind, expected.records)}`)
+  }
+  seen.count('an export')
 }
 
 /** How often each access path, problem and page shape came up. */

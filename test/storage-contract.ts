@@ -5,6 +5,16 @@ import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } fro
 import type { BookValues, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
 import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
+import { exportBatch } from '../src/storage/export.js'
+import { parseSearch } from '../src/domain/search/query.js'
+import { eventually } from './helper.js'
+
+/** Every row of an export's batches, read to the end. */
+export async function exportedRows (batches: AsyncIterable<unknown[][]>): Promise<unknown[][]> {
+  const rows: unknown[][] = []
+  for await (const batch of batches) rows.push(...batch)
+  return rows
+}
 
 /** Opens the engine on one database; called again, it must open the same database (a restart, or another node). */
 export type OpenStorage = () => Promise<Repositories>
@@ -207,5 +217,55 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     }
     const s = await students.create(student({ enrollment_year: null, status: 'graduated' }))
     t.same((await students.get(s.record.student_id))?.record, s.record)
+  })
+
+  t.test('an export reads every record from one snapshot while writes go on, and the feed position in that snapshot', async t => {
+    const { books, events } = await opened(t)
+    const ids: string[] = []
+    // Three batches: the writes below land after the first was handed out.
+    for (let i = 0; i < exportBatch * 2 + 1; i++) ids.push((await books.create(book({ title: `Book ${i}`, published_year: i }))).record.book_id)
+    const exported = await books.export({ ...creationOrder, sort: { key: 'published_year', descending: true } }, true)
+    t.same(exported.fields, ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at'], 'the record\'s fields, in the contract\'s order')
+    const batches = exported.batches[Symbol.asyncIterator]()
+    const first = await batches.next()
+    t.equal(first.value?.length, exportBatch)
+    const created = await books.create(book({ title: 'Later' }))
+    const replaced = ids[10]!
+    const deleted = ids[exportBatch + 1]!
+    await books.replace(replaced, book({ title: 'Changed', published_year: 10 }), null)
+    t.ok(await books.delete(deleted, null))
+    const rows = [...first.value!, ...await exportedRows({ [Symbol.asyncIterator]: () => batches })]
+    t.same(rows.map(row => row[0]), [...ids].reverse(), 'every record as it was when the export began, in its order')
+    const stored = (await books.get(ids[3]!))!.record
+    t.same(rows.at(-4), exported.fields.map(field => stored[field as keyof typeof stored]), 'a row holds the record\'s values')
+    t.equal(rows.find(row => row[0] === replaced)?.[1], 'Book 10', 'a change made meanwhile is not in it')
+    // After its position, every change made once it began (on PostgreSQL, records created as it began may come again).
+    const types = ['book.created', 'book.replaced', 'book.deleted']
+    const later = await eventually(async () => (await events.read(exported.position!, types, 2000)).events.map(e => ({ type: e.type, subject: (JSON.parse(e.envelope) as { subject: string }).subject })),
+      seen => seen.some(e => e.type === 'book.deleted'), 'the deletion after the export\'s position')
+    t.same(later.slice(-3), [
+      { type: 'book.created', subject: `/books/${created.record.book_id}` },
+      { type: 'book.replaced', subject: `/books/${replaced}` },
+      { type: 'book.deleted', subject: `/books/${deleted}` }
+    ])
+    t.ok(later.slice(0, -3).every(e => e.type === 'book.created' && ids.includes(e.subject.slice('/books/'.length))), 'anything before them is a creation the export holds')
+  })
+
+  t.test('an export of a search ranks and filters as the list does; one left before its end, or never read, releases its snapshot', async t => {
+    const { books } = await opened(t)
+    for (const title of ['Dune Messiah', 'Dune', 'Children of Dune', 'Emma']) await books.create(book({ title }))
+    const search = parseSearch('dune')
+    const ranked = await books.export({ ...creationOrder, search, sort: { key: 'relevance', descending: false } })
+    t.equal(ranked.position, null, 'no position unless asked for')
+    t.same((await exportedRows(ranked.batches)).map(row => row[1]), ['Dune', 'Children of Dune', 'Dune Messiah'])
+    const left = await books.export(creationOrder)
+    await left.batches[Symbol.asyncIterator]().return!()
+    t.same(await left.batches[Symbol.asyncIterator]().next(), { done: true, value: undefined }, 'nothing more once left')
+    for (let i = 0; i < 3; i++) {
+      const partly = (await books.export(creationOrder)).batches[Symbol.asyncIterator]()
+      t.equal((await partly.next()).value?.length, 4)
+      await partly.return!()
+    }
+    t.equal((await books.create(book({ title: 'After' }))).revision, 1, 'writes go on once exports are left')
   })
 }

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tempDatabase } from './helper.js'
-import { storageContract } from './storage-contract.js'
+import { exportedRows, storageContract } from './storage-contract.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 
 storageContract(t, async t => {
@@ -30,4 +30,25 @@ t.test('SQLite only: the probe fails once the file is at another schema version'
   other.pragma('user_version = 99')
   other.close()
   await t.rejects(repositories.probe(), { name: 'SchemaVersionError', message: /^the database schema is at version 99, this service needs / })
+})
+
+t.test('SQLite only: an export reads in a transaction of its own, which holds the WAL until the export is read or left', async t => {
+  const path = tempDatabase(t)
+  const repositories = openSqliteRepositories(path)
+  t.teardown(() => repositories.close())
+  const checkpoint = new Database(path)
+  t.teardown(() => checkpoint.close())
+  // A truncating checkpoint cannot finish (busy = 1) while a reader holds a snapshot of the WAL.
+  const blocked = () => (checkpoint.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]!.busy === 1
+  t.notOk(blocked(), 'nothing holds it before')
+  // In the WAL, so that a snapshot reads from it.
+  await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
+  const left = await repositories.books.export(creationOrder, true)
+  t.ok(blocked(), 'the export\'s snapshot holds it')
+  await left.batches[Symbol.asyncIterator]().return!()
+  t.notOk(blocked(), 'released once left')
+  await repositories.books.create({ title: 'Emma', author: 'Jane Austen', isbn: null, published_year: null })
+  const read = await repositories.books.export(creationOrder)
+  t.equal((await exportedRows(read.batches)).length, 2)
+  t.notOk(blocked(), 'released once read to its end')
 })

@@ -136,7 +136,6 @@ export async function listPage<T> (
   // Either answer depends on Accept: a cache must keep them apart.
   const vary = reply.getHeader('vary')
   reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`)
-  // With a key: see withPosition below.
   const format = exportFormat(request)
   if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', 'applies only to a CSV export (Accept: text/csv)')
   if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, slots: exports, withPosition: request.caller.kind === 'key' })

@@ -1,0 +1,193 @@
+// Exports over HTTP: the formats, what they refuse, what they hold, and the node's bound on exports running at once.
+import type { AddressInfo } from 'node:net'
+import { parse as parseCsv } from 'csv-parse/sync'
+import fc from 'fast-check'
+import t, { type Test } from 'tap'
+import { unescapeFormula } from '../src/formats/csv.js'
+import { exportBatches } from '../src/storage/export.js'
+import type { RecordExport, Repositories } from '../src/storage/types.js'
+import { adminKey, build, dune, eventually, openTestRepositories, testStorage, type TestApi } from './helper.js'
+
+type Json = Record<string, unknown>
+
+const csv = { accept: 'text/csv' }
+const ndjson = { accept: 'application/x-ndjson' }
+
+/** Every item of a JSON list, page after page. */
+async function listed (api: TestApi, path: string, query = ''): Promise<Json[]> {
+  const items: Json[] = []
+  for (let url: string | null = `${path}?limit=100${query}`; url !== null;) {
+    const res = await api.request({ url })
+    const body = res.json() as { items: Json[], next_cursor: string | null }
+    items.push(...body.items)
+    url = body.next_cursor === null ? null : `${path}?limit=100${query}&cursor=${body.next_cursor}`
+  }
+  return items
+}
+
+const ndjsonRecords = (payload: string): Json[] => payload.split('\n').slice(0, -1).map(line => JSON.parse(line) as Json)
+
+/** A CSV export's rows as records: empty cells null, numbers read back, escaped formulas as they were. */
+function csvRecords (payload: string, numeric: string[]): Json[] {
+  const [header, ...rows] = parseCsv(payload, { bom: true }) as string[][]
+  return rows.map(row => Object.fromEntries(header!.map((field, i) => {
+    const cell = row[i]!
+    return [field, cell === '' ? null : numeric.includes(field) ? Number(cell) : unescapeFormula(cell)]
+  })))
+}
+
+// Text as people write it, and text a spreadsheet would run as a formula, or that looks escaped already.
+const cellText = fc.oneof(
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
+  fc.tuple(fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", "'=", "''+", '"', ',', '\r\n', ' '), fc.string({ unit: 'grapheme', maxLength: 20 })).map(([start, rest]) => start + rest)
+).filter(s => !s.includes('\u0000'))
+
+t.test('CSV and NDJSON hold exactly what the JSON list holds, whatever the text, in the list\'s order', async t => {
+  const api = await build(t)
+  const bookArb = fc.record({ title: cellText, author: cellText, published_year: fc.option(fc.integer({ min: -5000, max: 9999 }), { nil: null }) })
+  let created = 0
+  await fc.assert(fc.asyncProperty(bookArb, async book => {
+    const res = await api.request({ method: 'POST', url: '/books', payload: book })
+    if (res.statusCode === 201) created++
+    else t.equal(res.statusCode, 400, `${JSON.stringify(book)}: refused as invalid, if at all`)
+  }), { seed: 20261127, numRuns: 150 })
+  t.ok(created > 120, `${created} books created`)
+  await fc.assert(fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }), async student => {
+    await api.request({ method: 'POST', url: '/api/students', payload: { name: student, email: `s${Math.random().toString(36).slice(2)}@example.org` } })
+  }), { seed: 20261127, numRuns: 40 })
+  for (const [path, query, numeric] of [
+    ['/books', '', ['published_year']],
+    ['/books', '&sort=-title', ['published_year']],
+    ['/books', '&published_year_min=0&sort=published_year', ['published_year']],
+    ['/api/students', '&sort=name', ['enrollment_year']]
+  ] as const) {
+    const items = await listed(api, path, query)
+    const url = `${path}?${query.slice(1)}`
+    t.same(ndjsonRecords((await api.request({ url, headers: ndjson })).payload), items, `NDJSON ${url}`)
+    t.same(csvRecords((await api.request({ url, headers: csv })).payload, [...numeric]), items, `CSV ${url}`)
+  }
+})
+
+t.test('formats, headers and what an export refuses', async t => {
+  const api = await build(t, { corsOrigins: ['https://app.example.org'] })
+  await api.request({ method: 'POST', url: '/books', payload: { ...dune, title: '=HYPERLINK("http://x","y")' } })
+  t.equal((await api.request({ url: '/books', headers: { origin: 'https://app.example.org' } })).headers['vary'], 'Origin, Accept', 'beside CORS\'s Vary')
+  const res = await api.request({ url: '/books', headers: csv })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'text/csv; charset=utf-8; header=present')
+  t.equal(res.headers['content-disposition'], 'attachment; filename="books.csv"')
+  t.equal(res.headers['cache-control'], 'no-store')
+  t.match(res.headers['vary'], /\bAccept\b/, 'a cache keeps the formats apart')
+  t.match(res.headers['events-cursor'], /\S/, 'the snapshot\'s feed position, to a key')
+  t.match(res.payload, /^book_id,title,author,isbn,published_year,created_at,updated_at\r\n[0-9a-f-]{36},"'=HYPERLINK\(""http:\/\/x"",""y""\)",Frank Herbert,9780441013593,1965,/, 'a formula is escaped and quoted')
+  t.notOk(res.payload.startsWith('\uFEFF'), 'no byte order mark unless asked for')
+  t.ok((await api.request({ url: '/books?bom=true', headers: csv })).payload.startsWith('\uFEFF'), 'bom=true starts with one')
+  t.equal((await api.request({ url: '/books', headers: csv, key: null })).headers['events-cursor'], undefined, 'no position to an anonymous caller')
+  t.equal((await api.request({ url: '/books', headers: { accept: 'text/csv;q=0.5, application/x-ndjson' } })).headers['content-type'], 'application/x-ndjson')
+  t.equal((await api.request({ url: '/books', headers: { accept: 'application/json, text/csv' } })).headers['content-type'], 'application/json; charset=utf-8', 'JSON when it is as welcome')
+  t.equal((await api.request({ url: '/books', headers: { accept: 'text/*' } })).headers['content-type'], 'text/csv; charset=utf-8; header=present')
+  t.equal((await api.request({ url: '/books', headers: { accept: 'application/problem+json' } })).headers['content-type'], 'application/json; charset=utf-8', 'a page to a client that names none of the formats')
+  t.equal((await api.request({ url: '/books', headers: { accept: 'text/html' } })).statusCode, 406)
+  const head = await api.request({ method: 'HEAD', url: '/api/students', headers: ndjson })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['content-disposition'], 'attachment; filename="students.ndjson"')
+  t.equal(head.payload, '')
+  for (const [url, headers, parameter] of [
+    ['/books?limit=20', csv, 'limit'], ['/books?cursor=a.b', ndjson, 'cursor'], ['/books?bom=true', ndjson, 'bom'], ['/books?bom=false', {}, 'bom']
+  ] as const) {
+    const refused = await api.request({ url, headers })
+    t.equal(refused.statusCode, 400, url)
+    t.match(refused.json(), { type: '/problems/unsupported-combination', errors: [{ parameter }] }, `${url} names ${parameter}`)
+  }
+})
+
+/** An export whose first batch is `row` and whose end waits for release(); counts its closes. */
+function heldExport (position: string, fields: string[], row: unknown[]) {
+  let release = () => {}
+  const released = new Promise<void>(resolve => { release = resolve })
+  let sent = false
+  const held = { closed: 0, release, fail: false }
+  const exported: RecordExport = {
+    position,
+    fields,
+    batches: exportBatches(async () => {
+      if (sent) {
+        await released
+        if (held.fail) throw new Error('the database went away')
+        return null
+      }
+      sent = true
+      return [row]
+    }, () => { held.closed++ })
+  }
+  return { exported, held }
+}
+
+/** The app on real sockets, its books' export replaced by `exports` (one call each). */
+async function withExports (t: Test, exports: (() => Promise<RecordExport>)[]): Promise<{ api: TestApi, url: string, repositories: Repositories }> {
+  const repositories = await openTestRepositories(t, await testStorage(t))
+  const books = repositories.books
+  const stubbed: Repositories = {
+    ...repositories,
+    books: {
+      list: books.list.bind(books),
+      get: books.get.bind(books),
+      create: books.create.bind(books),
+      replace: books.replace.bind(books),
+      delete: books.delete.bind(books),
+      export: async () => exports.shift()!()
+    }
+  }
+  const api = await build(t, { exportsMax: 1, opsPort: 'off' } as never, { repositories: stubbed })
+  await api.app.listen({ port: 0, host: '127.0.0.1' })
+  return { api, url: `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`, repositories }
+}
+
+t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back when an export ends, fails or its client goes away', async t => {
+  const repositories = await openTestRepositories(t)
+  const book = (await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })).record
+  const fields = Object.keys(book)
+  const row = Object.values(book)
+  const position = await repositories.events.head()
+  const [first, second, third] = [heldExport(position, fields, row), heldExport(position, fields, row), heldExport(position, fields, row)]
+  const { api, url } = await withExports(t, [
+    async () => first.exported,
+    async () => second.exported,
+    async () => { throw new Error('cannot open a snapshot') },
+    async () => third.exported
+  ])
+  const headers = { authorization: `Bearer ${adminKey}`, ...ndjson }
+
+  // The first runs, held after its first row: the second is refused at once.
+  const running = await fetch(`${url}/books`, { headers })
+  const reader = running.body!.getReader()
+  t.match(new TextDecoder().decode((await reader.read()).value), /"title":"Dune"/, 'the first batch arrives before the export ends')
+  const busy = await api.request({ url: '/books', headers: ndjson })
+  t.equal(busy.statusCode, 503)
+  t.equal(busy.headers['retry-after'], '1')
+  t.match(busy.json(), { type: '/problems/list-busy', detail: /1 exports are running on this node/ })
+  t.equal((await api.request({ url: '/books' })).statusCode, 200, 'pages are not held back by it')
+  first.held.release()
+  t.equal((await reader.read()).done, true, 'ended')
+  t.equal(first.held.closed, 1, 'its snapshot closed once')
+
+  // The second: its client goes away midway.
+  const abort = new AbortController()
+  const cut = await fetch(`${url}/books`, { headers, signal: abort.signal })
+  await cut.body!.getReader().read()
+  abort.abort()
+  await eventually(async () => second.held.closed, closed => closed === 1, 'the snapshot closed once its client went away')
+
+  // The third fails to open: a 500, and its slot is back.
+  const failed = await eventually(() => api.request({ url: '/books', headers: ndjson }), res => res.statusCode !== 503, 'the slot given back')
+  t.equal(failed.statusCode, 500)
+
+  // The fourth fails midway: the body ends without its last chunk, which a client sees as an error.
+  const broken = await fetch(`${url}/books`, { headers })
+  const brokenReader = broken.body!.getReader()
+  await brokenReader.read()
+  third.held.fail = true
+  third.held.release()
+  await t.rejects(brokenReader.read(), 'the client sees the export fail')
+  t.equal(third.held.closed, 1)
+})
