@@ -185,6 +185,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imports
+         * @description The imports this key started (an admin key sees every one), newest first, at most `limit`, each as getting it answers.
+         */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import books or students from CSV or NDJSON
+         * @description Streams a file of records into `collection` (the key needs that collection's write scope).
+         *     The body is read as it arrives, in constant memory: each row is validated exactly as a single
+         *     create is (the same schema, the same words), staged, and checked for values that must be
+         *     unique (an ISBN, an email) against the rest of the file and the stored records. Then the
+         *     answer is `202` with the import's `Location`, and the rows are written in batches, each with
+         *     its events (one `book.created` or `student.created` per record, so that `/events` and
+         *     webhooks see every record), yielding to other requests between batches.
+         *
+         *     - `mode=all` (the default): one refused row and nothing is written; the import ends
+         *       `failed` with a report of every refused row (up to 1,000). Only a unique value that another
+         *       request stores while the rows are being written (after every row was checked) is refused
+         *       then, and reported, while the other rows are written.
+         *     - `mode=valid`: the valid rows are written, the refused ones reported.
+         *     - A row that repeats an earlier row's id or unique value is refused (`already-exists`).
+         *
+         *     CSV (`text/csv`): RFC 4180, UTF-8 with or without a byte order mark, a header row naming
+         *     fields of the collection's import row (the columns an export writes, in any order); an empty
+         *     cell is an absent field. NDJSON (`application/x-ndjson`): one JSON object per line. Rows may
+         *     carry the id and times of a record exported from this or another deployment, kept as they
+         *     are, so that an export imports back unchanged. Limits: `IMPORT_MAX_BYTES` (1 GiB) and
+         *     `IMPORT_MAX_ROWS` (2,000,000) per file; beyond either, a 413 naming it and nothing written.
+         *     An `Idempotency-Key` makes a retried upload answer the first one's import instead of
+         *     starting a second. The rate limit counts an import as one request per 1,000 rows.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The import's id, as its `Location` gave it.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61
+                 */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an import, or follow it live
+         * @description The import's state, counts, rate and report, if this key started it (an admin key gets any;
+         *     another key's is 404). With `Accept: text/event-stream`, its progress live: an `import`
+         *     frame with the import as JSON at once and whenever it moves on (at most a few per second),
+         *     the last one when it ends (`succeeded`, `failed` or `cancelled`), then the stream closes.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an import
+         * @description Stops the import after the batch being written, if it has not ended; the records already written stay (in `mode=all` none are written before every row was checked, but a cancelled import may have written some batches). Answers the import as it is then; it is `cancelled` once its runner stops, within a batch. An import that has ended is a 409.
+         */
+        delete: operations["cancelImport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -809,6 +888,136 @@ export interface components {
             next_cursor: components["schemas"]["EventCursor"];
         };
         /**
+         * @description One book of an import, as a create takes it; optionally with the id and times of a book exported from a deployment of this service, which are kept (a row without them gets new ones).
+         * @example {
+         *       "title": "Dune",
+         *       "author": "Frank Herbert",
+         *       "isbn": "978-0-441-01359-3",
+         *       "published_year": 1965
+         *     }
+         */
+        BookImportRow: {
+            book_id?: components["schemas"]["Id"];
+            title: components["schemas"]["BookInput"]["title"];
+            author: components["schemas"]["BookInput"]["author"];
+            isbn?: components["schemas"]["BookInput"]["isbn"];
+            published_year?: components["schemas"]["BookInput"]["published_year"];
+            created_at?: components["schemas"]["Timestamp"];
+            updated_at?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One student of an import, as a create takes it; optionally with the id and times of a student exported from a deployment of this service, which are kept.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.org",
+         *       "enrollment_year": 2025
+         *     }
+         */
+        StudentImportRow: {
+            student_id?: components["schemas"]["Id"];
+            name: components["schemas"]["StudentInput"]["name"];
+            email: components["schemas"]["StudentInput"]["email"];
+            enrollment_year?: components["schemas"]["StudentInput"]["enrollment_year"];
+            status?: components["schemas"]["StudentStatus"];
+            created_at?: components["schemas"]["Timestamp"];
+            updated_at?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A row the import refused, and why, in the words a single create would use.
+         * @example {
+         *       "line": 7,
+         *       "type": "/problems/validation-error",
+         *       "detail": "is not a valid ISBN-10 or ISBN-13: its check digit is wrong",
+         *       "pointer": "#/isbn"
+         *     }
+         */
+        ImportProblem: {
+            /** @description The row's line in the file (a CSV's header is line 1; a row whose quoted cell spans lines is named by its last line). */
+            line: number;
+            /**
+             * @description `validation-error`: the row breaks the schema; `already-exists`: a unique value (`isbn`, `email`, the id) is held by a stored record or an earlier row of the file; `invalid-import`: the line cannot be read as a row (not JSON, a CSV row with too many or too few cells).
+             * @enum {string}
+             */
+            type: "/problems/validation-error" | "/problems/already-exists" | "/problems/invalid-import";
+            detail: string;
+            /** @description The field, as a JSON Pointer into the row, when the problem is about one. */
+            pointer?: string;
+        };
+        /**
+         * @example {
+         *       "import_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61",
+         *       "collection": "books",
+         *       "mode": "valid",
+         *       "format": "csv",
+         *       "state": "succeeded",
+         *       "cancel_requested": false,
+         *       "rows": {
+         *         "read": 3,
+         *         "written": 2,
+         *         "refused": 1
+         *       },
+         *       "bytes": 148,
+         *       "rows_per_second": 61234.5,
+         *       "created_at": "2026-11-27T10:00:00.000Z",
+         *       "started_at": "2026-11-27T10:00:00.010Z",
+         *       "finished_at": "2026-11-27T10:00:00.020Z",
+         *       "detail": null,
+         *       "problems": [
+         *         {
+         *           "line": 3,
+         *           "type": "/problems/validation-error",
+         *           "detail": "is required",
+         *           "pointer": "#/author"
+         *         }
+         *       ],
+         *       "problems_omitted": 0
+         *     }
+         */
+        Import: {
+            import_id: components["schemas"]["Id"];
+            /** @enum {string} */
+            collection: "books" | "students";
+            /** @enum {string} */
+            mode: "all" | "valid";
+            /** @enum {string} */
+            format: "csv" | "ndjson";
+            /**
+             * @description `receiving`: the file is being read and checked; `running`: its rows are being written; then one of the three ends. An import whose node stopped while receiving ends `failed` (nothing written); one stopped while running is taken up again where its last batch ended, by this node at its restart or by another node.
+             * @enum {string}
+             */
+            state: "receiving" | "running" | "succeeded" | "failed" | "cancelled";
+            cancel_requested: boolean;
+            rows: {
+                /** @description Rows read from the file. */
+                read: number;
+                /** @description Records created. */
+                written: number;
+                refused: number;
+            };
+            /** @description Bytes of the file read. */
+            bytes: number;
+            /** @description Rows handled a second, from the start to now or to the end. */
+            rows_per_second: number | null;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When its rows began to be written; null before. */
+            started_at: components["schemas"]["Timestamp"] | null;
+            finished_at: components["schemas"]["Timestamp"] | null;
+            /** @description Why it failed, when it did. */
+            detail: string | null;
+            /** @description The refused rows, in line order, up to 1,000. */
+            problems: components["schemas"]["ImportProblem"][];
+            /** @description Refused rows beyond those listed. */
+            problems_omitted: number;
+        };
+        /**
+         * @example {
+         *       "items": []
+         *     }
+         */
+        ImportList: {
+            items: components["schemas"]["Import"][];
+        };
+        /**
          * @example {
          *       "url": "https://example.org/hooks/books",
          *       "types": [
@@ -1148,6 +1357,50 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The file is larger, or has more rows, than one import takes. Nothing was written. */
+        ImportTooLarge: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A parameter or header is invalid, or the file's CSV header names fields the collection does not have. Nothing was written. */
+        ImportBadRequest: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The first upload with this `Idempotency-Key` is still being received. */
+        ImportKeyInUse: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The import has already ended. */
+        ImportEnded: {
+            headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is larger than the server accepts (64 KiB by default). */
         ContentTooLarge: {
             headers: {
@@ -1323,6 +1576,21 @@ export interface components {
          *     ]
          */
         EventTypes: string[];
+        /**
+         * @description The import's id, as its `Location` gave it.
+         * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61
+         */
+        ImportId: components["schemas"]["Id"];
+        /**
+         * @description What the file holds, and where its records go.
+         * @example books
+         */
+        ImportCollection: "books" | "students";
+        /**
+         * @description `all`: nothing is written unless every row is valid and its unique values free. `valid`: the valid rows are written, the others reported.
+         * @example all
+         */
+        ImportMode: "all" | "valid";
         /**
          * @description The endpoint's id, as returned when it was registered.
          * @example 0190a5d2-9a00-7d3e-8b22-6f7a8b9c0d1e
@@ -2051,6 +2319,193 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["CursorExpired"];
             429: components["responses"]["StreamTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Largest number of records on the page.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The imports. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query: {
+                /**
+                 * @description What the file holds, and where its records go.
+                 * @example books
+                 */
+                collection: components["parameters"]["ImportCollection"];
+                /**
+                 * @description `all`: nothing is written unless every row is valid and its unique values free. `valid`: the valid rows are written, the others reported.
+                 * @example all
+                 */
+                mode?: components["parameters"]["ImportMode"];
+            };
+            header?: {
+                /** @description A fresh key per intended create, such as a new UUID (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`), quoted as a structured-field string (`"…"`) or bare; never a fixed value, which is why Swagger UI leaves this empty. A retry with the same key and the same body answers the stored first response (kept 24 hours by default) and creates nothing; the same key with another body is 422; a retry while the first request is still being handled is 409. Keys are scoped to the operation and to the calling API key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example title,author,isbn,published_year
+                 *     Dune,Frank Herbert,978-0-441-01359-3,1965
+                 *     Emma,Jane Austen,,1815
+                 */
+                "text/csv": string;
+                /**
+                 * @example {
+                 *       "title": "Dune",
+                 *       "author": "Frank Herbert",
+                 *       "isbn": "978-0-441-01359-3",
+                 *       "published_year": 1965
+                 *     }
+                 */
+                "application/x-ndjson": components["schemas"]["BookImportRow"] | components["schemas"]["StudentImportRow"];
+            };
+        };
+        responses: {
+            /** @description The file was received and checked; its rows are being written (or, refused in `mode=all`, will not be). Follow `Location`. */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["ImportBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["ImportKeyInUse"];
+            413: components["responses"]["ImportTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The import's id, as its `Location` gave it.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61
+                 */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The import. As a stream: frames `event: import` and `data: <Import JSON>`, for example:
+             *
+             *     ```
+             *     event: import
+             *     data: {"import_id":"0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61","collection":"books","mode":"all","format":"csv","state":"running",…}
+             *     ```
+             */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                    "text/event-stream": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The import's id, as its `Location` gave it.
+                 * @example 0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b61
+                 */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, with `cancel_requested` true. */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["ImportEnded"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };

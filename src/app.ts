@@ -1,5 +1,6 @@
 // buildApp(config): the whole service as a Fastify instance, routed from openapi.yaml; it never listens.
 import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import accepts from '@fastify/accepts'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
@@ -35,12 +36,17 @@ import type { Repositories } from './storage/types.js'
 import { validatorCompiler } from './http/validation.js'
 import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
 import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
+import { ImportRunner } from './imports/runner.js'
 
 /** CSP source for the <style> of the logo in Swagger UI's top bar: the SHA-256 of its text. */
 const swaggerUiLogoStyle = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
+// An import's node renews its lease at every batch; another node takes the import up a lease after its node stopped.
+const importLeaseMs = 30_000
+// Rows an import stages, then writes, at a time: one group commit's worth, a few milliseconds of the event loop.
+const importBatch = 500
 const requestIdPattern = /^[\w.:-]{1,128}$/
 
 export interface AppDependencies {
@@ -187,9 +193,14 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     done(null, parsed)
   })
   // The glue warns at start about every media type in the spec that has no parser, response types
-  // included; refusing problem+json, event-stream and export bodies explicitly keeps the 415 and silences the false alarm.
-  app.addContentTypeParser(['application/problem+json', 'text/event-stream', 'text/csv', 'application/x-ndjson'], (request, _body, done) => {
+  // included; refusing problem+json and event-stream bodies explicitly keeps the 415 and silences the false alarm.
+  app.addContentTypeParser(['application/problem+json', 'text/event-stream'], (request, _body, done) => {
     done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
+  })
+  // Files are read as they arrive, by the operation that takes them (an import); elsewhere they are a 415.
+  app.addContentTypeParser(['text/csv', 'application/x-ndjson'], (request, body, done) => {
+    if (request.routeOptions.config.streamsBody === true) done(null, body)
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
   app.decorateRequest('caller', null as never)
   const operations: Operations = { health, metrics, metricsToken: config.metricsToken }
@@ -260,7 +271,21 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.addHook('onClose', stopPruning)
   const addressPolicy = new AddressPolicy(config.webhookAllowedAddresses, dependencies.resolve)
   const webhookClock = dependencies.webhookClock ?? systemClock
+  // Imports' rows are written here, or on whichever node takes an import up after its node stopped.
+  const runner = new ImportRunner({
+    imports: repositories.imports,
+    stores: { books: repositories.books, students: repositories.students },
+    node: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    leaseMs: importLeaseMs,
+    batch: importBatch,
+    sweepMs: importLeaseMs / 3,
+    clock: Date.now,
+    onError: (error, importId) => app.log.error({ err: error, importId }, 'an import stopped; it is taken up again once its lease runs out')
+  })
+  app.addHook('onReady', async () => runner.start())
+  app.addHook('preClose', async () => runner.close())
   const handlers = await serviceHandlers(repositories, {
+    imports: { runner, document: served, limits: { maxBytes: config.importMaxBytes, maxRows: config.importMaxRows }, batch: importBatch, clock: Date.now },
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     exportsMax: config.exportsMax,
     streams,

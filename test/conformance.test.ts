@@ -202,6 +202,25 @@ t.test('the feed and the webhook endpoints answer valid requests as declared', a
   t.equal(stream.headers['content-type'], 'text/event-stream; charset=utf-8')
 })
 
+t.test('imports answer valid requests as declared: the contract\'s example files, in both formats', async t => {
+  const api = await build(t)
+  const request: typeof api.request = async options => {
+    const res = await api.request(options)
+    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
+    return res
+  }
+  const body = spec['paths']['/imports']['post']['requestBody']['content']
+  for (const [type, payload] of [['text/csv', body['text/csv'].example], ['application/x-ndjson', JSON.stringify(body['application/x-ndjson'].example) + '\n']] as const) {
+    const started = await request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: { 'content-type': type }, payload })
+    t.equal(started.statusCode, 202, type)
+    const location = started.headers['location'] as string
+    const ended = await eventually(async () => (await request({ method: 'GET', url: location })).json(), job => job.state !== 'running', 'the import ended')
+    t.equal(ended.state, 'succeeded', `${type}: ${JSON.stringify(ended.problems)}`)
+    t.equal((await request({ method: 'DELETE', url: location })).statusCode, 409, 'an ended import has nothing to cancel')
+  }
+  t.equal((await request({ method: 'GET', url: '/imports' })).json().items.length, 2)
+})
+
 t.test('every operation of openapi.yaml was driven with valid requests', async t => {
   const declared = Object.values<Json>(spec['paths']).flatMap(item =>
     Object.values<Json>(item).map(operation => operation['operationId']).filter(Boolean))

@@ -1,5 +1,6 @@
 // Every problem example in openapi.yaml is a body the service really sends: each is produced by a real request and compared.
 import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import type { Response as InjectResponse } from 'light-my-request'
 import t, { type Test } from 'tap'
@@ -7,7 +8,7 @@ import { createKey } from '../src/access/api-keys.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { spec } from './contract.js'
 import { openStream } from './sse.js'
-import { adminKey, build, dune, silentReader, tempDatabase, type TestApi } from './helper.js'
+import { adminKey, build, dune, eventually, silentReader, tempDatabase, type TestApi } from './helper.js'
 
 type Json = Record<string, any>
 
@@ -104,6 +105,30 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
     const headers = { 'idempotency-key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' }
     await api.request({ method: 'POST', url: '/books', headers, payload: dune })
     return api.request({ method: 'POST', url: '/books', headers, payload: { ...dune, title: 'Dune Messiah' } })
+  },
+  'ImportBadRequest/header': async t => (await build(t)).request({ method: 'POST', url: '/imports?collection=books', headers: { 'content-type': 'text/csv' }, payload: 'titel,author\r\nDune,Frank Herbert\r\n' }),
+  'ImportTooLarge/rows': async t => (await build(t, { importMaxRows: 1000 })).request({
+    method: 'POST', url: '/imports?collection=books', headers: { 'content-type': 'text/csv' }, payload: 'title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(1001)
+  }),
+  'ImportEnded/ended': async t => {
+    const api = await build(t)
+    const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: { 'content-type': 'text/csv' }, payload: 'title,author\r\nDune,Frank Herbert\r\n' })
+    const location = started.headers['location'] as string
+    await eventually(async () => (await api.request({ method: 'GET', url: location })).json(), job => job.state === 'succeeded', 'the import ended')
+    return api.request({ method: 'DELETE', url: location })
+  },
+  'ImportKeyInUse/inFlight': async t => {
+    const api = await build(t)
+    const headers = { 'content-type': 'text/csv', 'idempotency-key': 'first-upload' }
+    // The first upload is still arriving when the same key comes again.
+    const upload = new PassThrough()
+    upload.write('title,author\r\n')
+    const first = api.app.inject({ method: 'POST', url: '/imports?collection=books', headers: { ...headers, authorization: `Bearer ${adminKey}` }, payload: upload })
+    await eventually(() => api.request({ method: 'GET', url: '/imports' }), res => res.json().items.length === 1, 'the first upload begun')
+    const again = await api.request({ method: 'POST', url: '/imports?collection=books', headers, payload: 'title,author\r\n' })
+    upload.end('Dune,Frank Herbert\r\n')
+    t.equal((await first).statusCode, 202, 'the first upload is answered once it ends')
+    return again
   },
   'ContentTooLarge/tooLarge': async t => (await build(t)).request({ method: 'POST', url: '/books', payload: { ...dune, title: 'x'.repeat(70_000) } }),
   'UnsupportedMediaType/notJson': async t => (await build(t)).request({ method: 'POST', url: '/books', headers: { 'content-type': 'text/plain' }, payload: 'Dune' }),

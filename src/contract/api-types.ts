@@ -16,6 +16,8 @@ export type BookEvent = components['schemas']['BookEvent']
 export type StudentEvent = components['schemas']['StudentEvent']
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
 export type WebhookEndpointInput = components['schemas']['WebhookEndpointInput']
+export type Import = components['schemas']['Import']
+export type ImportProblem = components['schemas']['ImportProblem']
 
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never
 type SuccessStatus = 200 | 201

@@ -13,7 +13,7 @@ import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } fr
 const callerOf = (request: FastifyRequest): string => (request.caller as Extract<Caller, { kind: 'key' }>).keyId
 
 /** The key of the request: the draft's sf-string ("…") or, leniently, the bare value; undefined when absent. */
-function keyOf (request: FastifyRequest): string | undefined {
+export function keyOf (request: FastifyRequest): string | undefined {
   const raw = request.headers['idempotency-key']
   if (typeof raw !== 'string') return undefined
   return raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw

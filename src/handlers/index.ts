@@ -8,6 +8,7 @@ import { eventHandlers } from './events.js'
 import { webhookHandlers } from './webhooks.js'
 import type { AddressPolicy } from '../webhooks/address-policy.js'
 import { ExportSlots } from './export.js'
+import { type ImportHandlerOptions, importHandlers } from './imports.js'
 import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'
 
@@ -15,6 +16,7 @@ export interface HandlerOptions {
   idempotencyTtlSeconds: number
   /** EXPORTS_MAX */
   exportsMax: number
+  imports: Omit<ImportHandlerOptions, 'imports'>
   /** The live event streams of this process. */
   streams: EventStreams
   eventRetentionDays: number
@@ -32,6 +34,7 @@ export async function serviceHandlers (repositories: Repositories, options: Hand
   return {
     ...bookHandlers(repositories.books, lists, idempotency),
     ...studentHandlers(repositories.students, lists, idempotency),
+    ...importHandlers({ imports: repositories.imports, ...options.imports }),
     ...eventHandlers(repositories.events, options.streams, repositories.apiKeys, { retentionDays: options.eventRetentionDays }),
     ...webhookHandlers({ webhooks: repositories.webhooks, events: repositories.events, policy: options.addressPolicy, max: options.webhookEndpointsMax, clock: options.clock })
   }

@@ -87,18 +87,27 @@ export function validationError (issues: AjvIssue[], part: RequestPart, request:
     const list = request.url.replace(/\/(\?.*)?$/s, '')
     return new ValidationError(part, [{ detail: `is missing: the path ends with / where the id belongs (the list itself is at ${list})`, parameter: emptyId }])
   }
-  // A value of the wrong shape also fails its format; the shape is what the client must fix first.
-  const relevant = issues.filter(issue => issue.keyword !== 'format' || !issues.some(other => other !== issue && other.instancePath === issue.instancePath))
-  const errors = relevant.slice(0, 100).map((issue): ProblemError => {
+  if (part === 'body') return new ValidationError(part, bodyProblems(issues))
+  const errors = relevant(issues).map((issue): ProblemError => {
     const { path, detail } = describe(issue, part)
-    if (part === 'body') {
-      return { detail, pointer: '#' + path.split('/').map(encodeURIComponent).join('/') }
-    }
     // Parameters are flat: the first segment names the parameter.
     const parameter = path.replace(/^\/([^/]*).*$/s, '$1')
     return { detail, parameter: parameter.replace(/~1/g, '/').replace(/~0/g, '~') }
   })
   return new ValidationError(part, errors)
+}
+
+/** The issues worth telling, at most 100: a value of the wrong shape also fails its format, and the shape is what to fix first. */
+function relevant (issues: AjvIssue[]): AjvIssue[] {
+  return issues.filter(issue => issue.keyword !== 'format' || !issues.some(other => other !== issue && other.instancePath === issue.instancePath)).slice(0, 100)
+}
+
+/** AJV's issues with a body (or an imported row, validated as a body is), each with a JSON Pointer into it. */
+export function bodyProblems (issues: AjvIssue[]): { detail: string, pointer: string }[] {
+  return relevant(issues).map(issue => {
+    const { path, detail } = describe(issue, 'body')
+    return { detail, pointer: '#' + path.split('/').map(encodeURIComponent).join('/') }
+  })
 }
 
 /** What went wrong with a body that is not JSON, with where: V8's words, without the input they may quote. */
@@ -121,7 +130,7 @@ export function invalidJsonDetail (text: string): string {
 export function requestErrorDetail (error: FastifyError, request: FastifyRequest): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'The request body must be application/json'
+      return `The request body must be ${(request.routeOptions.config.bodyTypes ?? ['application/json']).join(' or ')}`
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this server accepts`
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -1,6 +1,6 @@
 // HTTP rules the contract cannot state: 405 with Allow, problem 404, 406 on Accept, strict query strings.
 import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler, preValidationHookHandler } from 'fastify'
-import { ValidationError } from './errors.js'
+import { ApiError, ValidationError } from './errors.js'
 import { sendProblem } from './problems.js'
 
 const jsonTypes = ['application/json', 'application/problem+json']
@@ -58,6 +58,26 @@ const bodyRequired: preValidationHookHandler = async request => {
   if (request.body === undefined) throw new ValidationError('body', [{ detail: 'is required', pointer: '#' }])
 }
 
+/** Bodies an operation reads as they arrive (files): its handler reads them row by row, in constant memory. */
+const streamedTypes = ['text/csv', 'application/x-ndjson']
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The media types the operation's body may have (for a 415's words); JSON when absent. */
+    bodyTypes?: string[]
+    /** The body is handed to the handler unread, as a stream (a file to import). */
+    streamsBody?: boolean
+  }
+}
+
+/** A streamed body of a type the operation does not declare (JSON, say, which Fastify would have parsed) is a 415. */
+function declaredBody (types: string[]): preValidationHookHandler {
+  return async request => {
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+    if (!types.includes(type)) throw new ApiError(415, 'about:blank', `The request body must be ${types.join(' or ')}`)
+  }
+}
+
 /**
  * Registers `operations` (the routes of openapi.yaml) in a context of their own, so that these rules
  * apply to them and not to the docs; installs the 404/405 handler for every other request.
@@ -85,8 +105,17 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
       const notAcceptable = served.join() === jsonTypes.join() ? jsonAcceptable : acceptable(served)
       route.onRequest = [notAcceptable, ...[route.onRequest ?? []].flat(), ...[route.preHandler].flat()]
       delete route.preHandler
+      const content = (route.schema.body as { content?: Record<string, unknown> } | undefined)?.content ?? {}
+      const bodyTypes = Object.keys(content)
+      route.config = { ...route.config, bodyTypes }
+      const streams = bodyTypes.some(type => streamedTypes.includes(type))
+      if (streams) {
+        // Validated row by row by the handler: validating the body whole would mean holding it whole.
+        delete route.schema.body
+        route.config = { ...route.config, streamsBody: true }
+      }
       // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.
-      const bodyChecks = route.schema.body === undefined ? [] : [bodyRequired]
+      const bodyChecks = streams ? [declaredBody(bodyTypes)] : route.schema.body === undefined ? [] : [bodyRequired]
       route.preValidation = [utf8Query, ...bodyChecks, ...[route.preValidation ?? []].flat()]
     })
     await context.register(operations)

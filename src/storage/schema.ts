@@ -8,7 +8,8 @@ export const schemaHistory = [
   { version: 6, name: 'the change feed' },
   { version: 7, name: 'webhook endpoints and deliveries' },
   { version: 8, name: 'search indexes kept at less cost per write' },
-  { version: 9, name: 'a search index per field, for relevance' }
+  { version: 9, name: 'a search index per field, for relevance' },
+  { version: 10, name: 'imports and their staged rows' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']

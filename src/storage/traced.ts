@@ -24,7 +24,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       throw error
     }
   }
-  const { books, students, idempotency, apiKeys, events, webhooks } = repositories
+  const { books, students, idempotency, apiKeys, events, webhooks, imports } = repositories
   return {
     engine: repositories.engine,
     books: {
@@ -32,7 +32,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       // The span covers opening the snapshot; the rows are read as the response is sent.
       export: async (query, feedPosition) => traced('books.export', () => books.export(query, feedPosition)),
       get: async id => traced('books.get', () => books.get(id)),
-      create: async (values, remember) => traced('books.create', () => books.create(values, remember)),
+      create: async (values, remember, given) => traced('books.create', () => books.create(values, remember, given)),
       replace: async (id, values, expected) => traced('books.replace', () => books.replace(id, values, expected)),
       delete: async (id, expected) => traced('books.delete', () => books.delete(id, expected))
     },
@@ -41,7 +41,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       // The span covers opening the snapshot; the rows are read as the response is sent.
       export: async (query, feedPosition) => traced('students.export', () => students.export(query, feedPosition)),
       get: async id => traced('students.get', () => students.get(id)),
-      create: async (values, remember) => traced('students.create', () => students.create(values, remember)),
+      create: async (values, remember, given) => traced('students.create', () => students.create(values, remember, given)),
       replace: async (id, values, expected) => traced('students.replace', () => students.replace(id, values, expected))
     },
     idempotency: {
@@ -66,6 +66,18 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       // Background work of the node, not of a request.
       prune: events.prune.bind(events),
       onCommit: events.onCommit.bind(events)
+    },
+    imports: {
+      start: async (started, runner, leaseUntil) => traced('imports.start', () => imports.start(started, runner, leaseUntil)),
+      get: async importId => traced('imports.get', () => imports.get(importId)),
+      list: async (keyId, limit) => traced('imports.list', () => imports.list(keyId, limit)),
+      update: async (importId, changes, lease, fingerprint) => traced('imports.update', () => imports.update(importId, changes, lease, fingerprint)),
+      // A file's rows and an import's batches: many calls per request or none, in the runner's own time.
+      stage: imports.stage.bind(imports),
+      conflicts: imports.conflicts.bind(imports),
+      staged: imports.staged.bind(imports),
+      unstage: imports.unstage.bind(imports),
+      claim: imports.claim.bind(imports)
     },
     webhooks: {
       create: async (endpoint, max) => traced('webhooks.create', () => webhooks.create(endpoint, max)),

@@ -1,5 +1,5 @@
 // The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
-import type { Book, Student } from '../contract/api-types.js'
+import type { Book, Import, ImportProblem, Student } from '../contract/api-types.js'
 import type { ApiKeyInfo, Scope } from '../access/api-key-types.js'
 import type { SearchQuery } from '../domain/search/query.js'
 import type { BookValues, StudentValues } from '../domain/records.js'
@@ -71,6 +71,15 @@ export interface RecordExport {
   batches: AsyncIterable<unknown[][]>
 }
 
+/** The id of a record an import creates (fixed before it is written), and the times an exported record had, kept as they are. */
+export interface GivenIdentity {
+  id: string
+  /** Now when absent. */
+  createdAt?: string | undefined
+  /** createdAt when absent. */
+  updatedAt?: string | undefined
+}
+
 export interface RecordStore<T, V> {
   /**
    * Up to `limit` records matching `query` in its order, starting after `after` (a previous page's,
@@ -88,8 +97,10 @@ export interface RecordStore<T, V> {
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the
    * same transaction as the record, so a key is never stored without its record or the reverse; throws
    * IdempotencyKeyTakenError, writing nothing, when another request stored the same scope and key first.
+   * With `given`, the record keeps that id and those times (a DuplicateError naming the id field when
+   * the id is taken); its event is dated now all the same.
    */
-  create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>>
+  create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>>
   /**
    * Null when no record has `id`; throws PreconditionFailedError when its revision is not `expected`
    * (checked and written in one transaction), DuplicateError when a unique field is taken.
@@ -275,6 +286,67 @@ export interface StorageUsage {
   queriesInFlight: number
 }
 
+/** An import as stored: what the contract shows, and what only the service sees. */
+export interface StoredImport extends Import {
+  keyId: string
+  idempotencyKey: string | null
+  /** Digest of the file, to tell a retried upload from another file sent with the same key. */
+  fingerprint: string | null
+  /** The last staged line written (0 before the first batch): a runner taking the import up goes on after it. */
+  writtenTo: number
+}
+
+/** A checked row waiting to be written: the record's id, its unique value as its index compares it, and the values with any given times (JSON). */
+export interface StagedRow {
+  line: number
+  recordId: string
+  unique: string | null
+  record: string
+}
+
+/** What moves an import on; counters are added to, problems appended (beyond 1,000 only counted). */
+export interface ImportChanges {
+  state?: Import['state']
+  read?: number
+  written?: number
+  refused?: number
+  bytes?: number
+  startedAt?: string
+  finishedAt?: string
+  detail?: string
+  writtenTo?: number
+  cancelRequested?: boolean
+  problems?: ImportProblem[]
+}
+
+/** Imports and their staged rows; the records themselves are written through the collection's RecordStore. */
+export interface ImportStore {
+  /**
+   * Stores a new import (state `receiving`, its lease held by `runner` until `leaseUntil`). With an
+   * idempotency key another import of the same API key holds, stores nothing and returns that one.
+   */
+  start (started: Pick<StoredImport, 'import_id' | 'keyId' | 'collection' | 'mode' | 'format' | 'created_at' | 'idempotencyKey'>, runner: string, leaseUntil: number): Promise<StoredImport | null>
+  /** Stages rows; a row whose id or unique value an earlier row of the import holds is not staged: its line and the earlier line are returned. */
+  stage (importId: string, rows: StagedRow[]): Promise<{ line: number, earlier: number, field: 'id' | 'unique' }[]>
+  /** The staged rows whose id or unique value a stored record of `table` holds, in line order. */
+  conflicts (importId: string, table: 'books' | 'students'): Promise<{ line: number, field: 'id' | 'unique' }[]>
+  /** Up to `limit` staged rows after line `after`, in line order. */
+  staged (importId: string, after: number, limit: number): Promise<StagedRow[]>
+  /** Removes staged rows: these lines, or every row of the import. */
+  unstage (importId: string, lines?: number[]): Promise<void>
+  /** Applies `changes` and, when given, sets the fingerprint; renews the lease of `runner` to `leaseUntil` when given. Returns the import as it is now. */
+  update (importId: string, changes: ImportChanges, lease?: { runner: string, until: number }, fingerprint?: string): Promise<StoredImport>
+  get (importId: string): Promise<StoredImport | null>
+  /** The newest `limit` imports of `keyId` (of every key when null). */
+  list (keyId: string | null, limit: number): Promise<StoredImport[]>
+  /**
+   * Takes over one import whose runner's lease ran out by `now` (a node that stopped), for `runner`
+   * until `leaseUntil`: one left `receiving` (its upload was cut) or `running`. Null when there is none.
+   * Of nodes that try at once, one takes each import.
+   */
+  claim (runner: string, now: number, leaseUntil: number): Promise<StoredImport | null>
+}
+
 export interface Repositories {
   /** Which engine stores the data, for readiness checks and logs. */
   readonly engine: 'sqlite' | 'postgres'
@@ -284,6 +356,7 @@ export interface Repositories {
   apiKeys: ApiKeyRepository
   events: EventFeed
   webhooks: WebhookRepository
+  imports: ImportStore
   /** A secret that lives as long as the data, for signing list cursors. */
   cursorSecret (): Promise<Buffer>
   /** Resolves when the database answers and its schema is at the version this code expects; rejects otherwise. */

@@ -14,6 +14,7 @@ import { PostgresIdempotency } from './idempotency.js'
 import { migrate, schemaVersion } from './migrations.js'
 import { type ColumnTypes, PostgresTable } from './table.js'
 import { PostgresWebhooks } from './webhooks.js'
+import { PostgresImports } from './imports.js'
 
 export interface PostgresOptions {
   /** Whether the schema is migrated at start (the service); the CLIs never migrate and refuse an unmigrated database. */
@@ -84,6 +85,7 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
     apiKeys,
     events,
     webhooks: new PostgresWebhooks(reads),
+    imports: new PostgresImports(reads),
     cursorSecret: async () => secret,
     probe: async () => {
       const { rows } = await reads.query<{ version: number | null }>({ name: 'schema-version', text: 'SELECT max(version) AS version FROM schema_migrations' })

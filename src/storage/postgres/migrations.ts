@@ -178,6 +178,46 @@ export const postgresMigrations: MigrationScripts = {
   9: `
     CREATE INDEX books_title_search ON books USING gin (search_words(title_key, 'A'));
     CREATE INDEX books_author_search ON books USING gin (search_words(author_key, 'B'));
+  `,
+  // See SQLite's migration 10.
+  10: `
+    CREATE TABLE imports (
+      import_id text PRIMARY KEY,
+      key_id text NOT NULL,
+      collection text NOT NULL CHECK (collection IN ('books', 'students')),
+      mode text NOT NULL CHECK (mode IN ('all', 'valid')),
+      format text NOT NULL CHECK (format IN ('csv', 'ndjson')),
+      state text NOT NULL CHECK (state IN ('receiving', 'running', 'succeeded', 'failed', 'cancelled')),
+      cancel_requested integer NOT NULL DEFAULT 0,
+      rows_read bigint NOT NULL DEFAULT 0,
+      rows_written bigint NOT NULL DEFAULT 0,
+      rows_refused bigint NOT NULL DEFAULT 0,
+      bytes bigint NOT NULL DEFAULT 0,
+      created_at text NOT NULL,
+      started_at text,
+      finished_at text,
+      detail text,
+      problems text NOT NULL DEFAULT '[]',
+      problems_omitted bigint NOT NULL DEFAULT 0,
+      written_to bigint NOT NULL DEFAULT 0,
+      idempotency_key text,
+      fingerprint text,
+      runner text,
+      lease_until bigint,
+      UNIQUE (key_id, idempotency_key)
+    );
+    CREATE INDEX imports_by_key ON imports (key_id, created_at);
+    CREATE INDEX imports_running ON imports (state, lease_until);
+    CREATE TABLE import_rows (
+      import_id text NOT NULL,
+      line bigint NOT NULL,
+      record_id uuid NOT NULL,
+      unique_value text,
+      record text NOT NULL,
+      PRIMARY KEY (import_id, line)
+    );
+    CREATE UNIQUE INDEX import_rows_ids ON import_rows (import_id, record_id);
+    CREATE UNIQUE INDEX import_rows_unique ON import_rows (import_id, unique_value) WHERE unique_value IS NOT NULL;
   `
 }
 

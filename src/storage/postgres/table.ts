@@ -5,7 +5,7 @@ import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
+import type { ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
 import { exportBatch, exportBatches } from '../export.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit, SharedStatement } from './group-commit.js'
@@ -329,9 +329,9 @@ export class PostgresTable<T, V extends object> {
     return { record: record as T, revision }
   }
 
-  async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>> {
+  async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>> {
     const now = new Date().toISOString()
-    const record = { [this.#spec.idColumn]: uuidv7(), ...values, created_at: now, updated_at: now } as Row
+    const record = { [this.#spec.idColumn]: given?.id ?? uuidv7(), ...values, created_at: given?.createdAt ?? now, updated_at: given?.updatedAt ?? now } as Row
     const created: Versioned<T> = { record: record as T, revision: 1 }
     const derived = derivedColumns(this.#spec, values)
     const row = this.#columns.map(c => record[c] ?? derived[c] ?? null)
@@ -431,6 +431,7 @@ export class PostgresTable<T, V extends object> {
   }
 
   /** The unique field a write could not take; each table has one, named in the 409. */
+  /** The field a create found taken: the statement does not say which, so a unique value's, else the id's (a given id). */
   #duplicate (values: V): DuplicateError {
     const field = this.#spec.unique.find(c => values[c] !== null) ?? this.#spec.idColumn
     return new DuplicateError(this.#spec.kind, field)

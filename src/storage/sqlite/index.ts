@@ -14,6 +14,7 @@ import { SqliteIdempotency } from './idempotency.js'
 import { ReadPool, type StartReader } from './read-pool.js'
 import { SqliteTable } from './table.js'
 import { sqliteWebhooks } from './webhooks.js'
+import { sqliteImports } from './imports.js'
 
 export interface RepositoryOptions extends DatabaseOptions {
   /** Records of each table kept in memory (RECORD_CACHE_SIZE's default unless given); 0 turns the cache off. */
@@ -56,6 +57,7 @@ export function openSqliteRepositories (path: string, {
     apiKeys,
     events,
     webhooks: sqliteWebhooks(db),
+    imports: sqliteImports(db),
     cursorSecret: async () => secret.get() as Buffer,
     probe: async () => {
       // The schema check is in a read the database must answer, so a locked or vanished file fails it too.

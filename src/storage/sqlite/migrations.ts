@@ -181,7 +181,48 @@ export const sqliteMigrations: MigrationScripts = {
       DROP TRIGGER students_fts_update;
     `,
   // FTS5 column filters already find a title's words apart from an author's: nothing to add here.
-  9: ''
+  9: '',
+  // An import is a job: its state and report here, its checked rows staged in import_rows until
+  // written. A row's unique value and id are unique within its import (a repeat in the file is refused).
+  10: `
+    CREATE TABLE imports (
+      import_id TEXT PRIMARY KEY,
+      key_id TEXT NOT NULL,
+      collection TEXT NOT NULL CHECK (collection IN ('books', 'students')),
+      mode TEXT NOT NULL CHECK (mode IN ('all', 'valid')),
+      format TEXT NOT NULL CHECK (format IN ('csv', 'ndjson')),
+      state TEXT NOT NULL CHECK (state IN ('receiving', 'running', 'succeeded', 'failed', 'cancelled')),
+      cancel_requested INTEGER NOT NULL DEFAULT 0,
+      rows_read INTEGER NOT NULL DEFAULT 0,
+      rows_written INTEGER NOT NULL DEFAULT 0,
+      rows_refused INTEGER NOT NULL DEFAULT 0,
+      bytes INTEGER NOT NULL DEFAULT 0,
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      finished_at TEXT,
+      detail TEXT,
+      problems TEXT NOT NULL DEFAULT '[]',
+      problems_omitted INTEGER NOT NULL DEFAULT 0,
+      written_to INTEGER NOT NULL DEFAULT 0,
+      idempotency_key TEXT,
+      fingerprint TEXT,
+      runner TEXT,
+      lease_until INTEGER,
+      UNIQUE (key_id, idempotency_key)
+    ) STRICT;
+    CREATE INDEX imports_by_key ON imports (key_id, created_at);
+    CREATE INDEX imports_running ON imports (state, lease_until);
+    CREATE TABLE import_rows (
+      import_id TEXT NOT NULL,
+      line INTEGER NOT NULL,
+      record_id TEXT NOT NULL,
+      unique_value TEXT,
+      record TEXT NOT NULL,
+      PRIMARY KEY (import_id, line)
+    ) STRICT, WITHOUT ROWID;
+    CREATE UNIQUE INDEX import_rows_ids ON import_rows (import_id, record_id);
+    CREATE UNIQUE INDEX import_rows_unique ON import_rows (import_id, unique_value) WHERE unique_value IS NOT NULL;
+  `
 }
 
 /** Brings `db` up to the latest schema; refuses a database written by a newer version of the service. */

@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventFeed, ExpectedRevisions, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
+import type { EventFeed, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
 import { recordColumns, SqliteListing } from './listing.js'
 import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
@@ -59,7 +59,7 @@ export class SqliteTable<T, V extends object> {
   readonly #pages: LRUCache<string, Page<T>> | null
   /** Counts the times the pages were dropped: a page read meanwhile (on a reader thread) may be stale. */
   #pagesDropped = 0
-  readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => Versioned<T>
+  readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity) => Versioned<T>
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
@@ -111,10 +111,11 @@ export class SqliteTable<T, V extends object> {
       events.append(type, eventEnvelope(type, `${spec.path}/${id}`, time, id, revision, record), time)
     }
     // No savepoints (GroupCommit): each write refuses before its first change, or undoes what it changed.
-    this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry) => {
+    this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity) => {
       this.#dropPages()
       const now = new Date()
-      const record = { [idColumn]: uuidv7(), ...values, created_at: now.toISOString(), updated_at: now.toISOString() }
+      const time = now.toISOString()
+      const record = { [idColumn]: given?.id ?? uuidv7(), ...values, created_at: given?.createdAt ?? time, updated_at: given?.updatedAt ?? time }
       // A new row's revision is the column's default, 1.
       const created: Versioned<T> = { record: record as T, revision: 1 }
       // The key is claimed first: a request whose key another process stored meanwhile replays that
@@ -131,7 +132,7 @@ export class SqliteTable<T, V extends object> {
         throw this.#refusal(error)
       }
       search.indexed(seq, searched(row))
-      changed('created', record[idColumn] as string, record.created_at, 1, record)
+      changed('created', record[idColumn] as string, time, 1, record)
       return created
     }
     this.#replace = (id: string, values: V, expected: ExpectedRevisions) => {
@@ -210,8 +211,8 @@ export class SqliteTable<T, V extends object> {
     return found
   }
 
-  async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry): Promise<Versioned<T>> {
-    return this.#writes.run(() => this.#create(values, remember))
+  async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>> {
+    return this.#writes.run(() => this.#create(values, remember, given))
   }
 
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
@@ -227,6 +228,6 @@ export class SqliteTable<T, V extends object> {
     const field = error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE'
       ? /\.(\w+)$/.exec(error.message)?.[1]
       : undefined
-    return field !== undefined && this.#writable.includes(field) ? new DuplicateError(this.#spec.kind, field) : error
+    return field !== undefined && (this.#writable.includes(field) || field === this.#spec.idColumn) ? new DuplicateError(this.#spec.kind, field) : error
   }
 }

@@ -1,0 +1,223 @@
+// Handlers of imports: a file received, checked and staged in the request, then written by the runner; its state, its progress live, its cancellation.
+import { createHash } from 'node:crypto'
+import { PassThrough, type Readable } from 'node:stream'
+import type { FastifyRequest } from 'fastify'
+import { uuidv7 } from 'uuidv7'
+import type { Caller } from '../access/auth.js'
+import { allScopes } from '../access/api-keys.js'
+import type { Import, ImportProblem, ServiceHandlers } from '../contract/api-types.js'
+import { ApiError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, MissingScopeError, NotFoundError } from '../http/errors.js'
+import { type Collection, type RowChecker, rowChecker } from '../imports/check.js'
+import { fileRows, type FileLimits, ImportTooLargeError, InvalidHeaderError } from '../imports/rows.js'
+import type { ImportRunner } from '../imports/runner.js'
+import type { ImportStore, StagedRow, StoredImport } from '../storage/types.js'
+import { keyOf } from './idempotency.js'
+import { recordId } from './input.js'
+
+type ImportHandlers = Pick<ServiceHandlers, 'listImports' | 'createImport' | 'getImport' | 'cancelImport'>
+
+export interface ImportHandlerOptions {
+  imports: ImportStore
+  runner: ImportRunner
+  /** The contract, whose import row schemas check the rows. */
+  document: object
+  limits: FileLimits
+  /** Rows staged at a time, and between two updates of the import's counts. */
+  batch: number
+  clock: () => number
+}
+
+const ended = new Set<Import['state']>(['succeeded', 'failed', 'cancelled'])
+
+// What a row that repeats or meets a stored record's unique value is told, per collection.
+const names: Record<Collection, { kind: string, id: string, unique: string }> = {
+  books: { kind: 'book', id: 'book_id', unique: 'isbn' },
+  students: { kind: 'student', id: 'student_id', unique: 'email' }
+}
+
+/** The import as the contract shows it: what only the service sees left out, the problems in line order. */
+function view ({ keyId, idempotencyKey, fingerprint, writtenTo, ...shown }: StoredImport): Import {
+  return { ...shown, problems: [...shown.problems].sort((a, b) => a.line - b.line) }
+}
+
+/** Whose imports the caller reaches: its key's, or every one for an admin key (one with every scope). */
+function ownerOf (caller: Caller): string | null {
+  // The security handler let only keys through.
+  const { keyId, scopes } = caller as Extract<Caller, { kind: 'key' }>
+  return allScopes.every(scope => scopes.includes(scope)) ? null : keyId
+}
+
+/** The upload stopped for a reason of the client's, the file's or the import's own: what its import says, and what the request answers. */
+class Stopped extends Error {
+  constructor (readonly state: 'failed' | 'cancelled', readonly detail: string, readonly answer: ApiError | null) {
+    super(detail)
+  }
+}
+
+export function importHandlers ({ imports, runner, document, limits, batch, clock }: ImportHandlerOptions): ImportHandlers {
+  const checkers: Record<Collection, RowChecker> = { books: rowChecker(document, 'books'), students: rowChecker(document, 'students') }
+  const now = () => new Date(clock()).toISOString()
+
+  async function owned (request: FastifyRequest, id: string): Promise<StoredImport> {
+    const found = await imports.get(id)
+    const owner = ownerOf(request.caller)
+    if (found === null || (owner !== null && found.keyId !== owner)) throw new NotFoundError('import', id)
+    return found
+  }
+
+  /** A retried upload: the same file answers the first import, another file is a 422; either way nothing more is written. */
+  async function replay (held: StoredImport, body: Readable): Promise<StoredImport> {
+    const hash = createHash('sha256')
+    for await (const chunk of body) hash.update(chunk as Buffer)
+    if (held.fingerprint === null) throw new IdempotencyKeyInUseError()
+    if (held.fingerprint !== hash.digest('base64url')) throw new IdempotencyKeyReusedError()
+    return held
+  }
+
+  /**
+   * Reads, checks and stages the file, `batch` rows at a time, each time moving the import's counts on
+   * (and renewing its lease). Returns the file's digest; throws Stopped when the import ends here.
+   */
+  async function receive (started: StoredImport, body: Readable): Promise<string> {
+    const { import_id: importId, collection, format } = started
+    const checker = checkers[collection]
+    const hash = createHash('sha256')
+    let staged: StagedRow[] = []
+    let problems: ImportProblem[] = []
+    let counts = { read: 0, refused: 0, bytes: 0 }
+    const flush = async (): Promise<void> => {
+      const repeats = await imports.stage(importId, staged)
+      for (const { line, earlier, field } of repeats) {
+        const name = field === 'id' ? names[collection].id : names[collection].unique
+        problems.push({ line, type: '/problems/already-exists', detail: `repeats the ${name} of line ${earlier}`, pointer: `#/${name}` })
+      }
+      const current = runner.told(await imports.update(importId, { ...counts, refused: counts.refused + repeats.length, problems }, runner.lease()))
+      ;[staged, problems, counts] = [[], [], { read: 0, refused: 0, bytes: 0 }]
+      if (current.cancel_requested) throw new Stopped('cancelled', `Cancelled while the file was being received, after ${current.rows.read} rows; nothing was written.`, null)
+    }
+    try {
+      for await (const row of fileRows(body, format, checker.shape, limits, chunk => { counts.bytes += chunk.length; hash.update(chunk) })) {
+        counts.read++
+        const checked = 'problem' in row ? [row.problem] : checker.check(row.line, row.fields)
+        if (Array.isArray(checked)) {
+          counts.refused++
+          problems.push(...checked)
+        } else {
+          staged.push(checked)
+        }
+        if (counts.read === batch) await flush()
+      }
+      await flush()
+    } catch (error) {
+      if (error instanceof Stopped) throw error
+      if (error instanceof ImportTooLargeError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(413, '/problems/import-too-large', error.message, undefined, 'Content Too Large'))
+      if (error instanceof InvalidHeaderError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(400, '/problems/invalid-import', error.message, error.columns, 'Invalid import'))
+      // The upload was cut, or the database failed: the import says so, the request fails as it would have.
+      throw new Stopped('failed', 'The upload stopped before the end of the file; nothing was written. Upload the file again.', error as ApiError)
+    }
+    return hash.digest('base64url')
+  }
+
+  /** After the file: the rows whose values stored records hold are refused; in mode=all any refusal ends the import. */
+  async function settle (importId: string): Promise<StoredImport> {
+    const current = (await imports.get(importId))!
+    const { kind, id, unique } = names[current.collection]
+    const conflicts = await imports.conflicts(importId, current.collection)
+    const problems = conflicts.map(({ line, field }): ImportProblem => {
+      const name = field === 'id' ? id : unique
+      return { line, type: '/problems/already-exists', detail: `Another ${kind} already has this ${name}`, pointer: `#/${name}` }
+    })
+    // A row may hold a stored record's id and another's unique value: refused once, both told.
+    const lines = [...new Set(conflicts.map(c => c.line))]
+    const refused = current.rows.refused + lines.length
+    if (current.mode === 'all' && refused > 0) {
+      await imports.unstage(importId)
+      return runner.told(await imports.update(importId, {
+        state: 'failed',
+        refused: lines.length,
+        problems,
+        finishedAt: now(),
+        detail: `${refused} of ${current.rows.read} rows were refused (see problems), so nothing was written (mode=all)`
+      }, runner.lease()))
+    }
+    if (lines.length > 0) await imports.unstage(importId, lines)
+    const running = runner.told(await imports.update(importId, { state: 'running', startedAt: now(), refused: lines.length, problems }, runner.lease()))
+    runner.run(importId)
+    return running
+  }
+
+  return {
+    async listImports (request) {
+      // The contract's default (20) fills an absent limit during validation.
+      return { items: (await imports.list(ownerOf(request.caller), request.query.limit ?? 20)).map(view) }
+    },
+
+    async createImport (request, reply) {
+      const { collection, mode = 'all' } = request.query
+      const { keyId, scopes } = request.caller as Extract<Caller, { kind: 'key' }>
+      const scope = `${collection}:write` as const
+      if (!scopes.includes(scope)) throw new MissingScopeError([scope])
+      // The contract admits only its two media types; the parser handed the body over unread.
+      const format = String(request.headers['content-type']).startsWith('text/csv') ? 'csv' : 'ndjson'
+      const body = request.body as unknown as Readable
+      const importId = uuidv7()
+      const held = await imports.start({ import_id: importId, keyId, collection, mode, format, created_at: now(), idempotencyKey: keyOf(request) ?? null }, runner.lease().runner, runner.lease().until)
+      if (held !== null) {
+        const first = await replay(held, body)
+        return reply.code(202).headers({ location: `/imports/${first.import_id}`, 'idempotent-replayed': 'true' }).send(view(first))
+      }
+      let answer: StoredImport
+      try {
+        const fingerprint = await receive((await imports.get(importId))!, body)
+        await imports.update(importId, {}, runner.lease(), fingerprint)
+        answer = await settle(importId)
+      } catch (error) {
+        if (!(error instanceof Stopped)) throw error
+        await imports.unstage(importId)
+        answer = runner.told(await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail }, runner.lease()))
+        if (error.answer !== null) throw error.answer
+      }
+      return reply.code(202).header('location', `/imports/${importId}`).send(view(answer))
+    },
+
+    async getImport (request, reply) {
+      const id = recordId(request.params.import_id)
+      const found = await owned(request, id)
+      if (request.accepts().type(['application/json', 'text/event-stream']) !== 'text/event-stream') return view(found)
+      const stream = new PassThrough()
+      reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
+      if (request.method === 'HEAD') return reply.send()
+      const frame = (current: StoredImport) => `event: import\ndata: ${JSON.stringify(view(current))}\n\n`
+      stream.write(frame(found))
+      if (ended.has(found.state)) {
+        stream.end()
+        return reply.send(stream)
+      }
+      // This node tells of its own batches at once; another node's are read every second.
+      let last = JSON.stringify(found)
+      const send = (current: StoredImport) => {
+        const text = JSON.stringify(current)
+        if (text === last) return
+        last = text
+        stream.write(frame(current))
+        if (ended.has(current.state)) stop()
+      }
+      const unsubscribe = runner.onProgress(id, send)
+      const poll = setInterval(() => { imports.get(id).then(current => { if (current !== null) send(current) }, () => {}) }, 1000)
+      const stop = () => {
+        unsubscribe()
+        clearInterval(poll)
+        stream.end()
+      }
+      request.raw.once('close', stop)
+      return reply.send(stream)
+    },
+
+    async cancelImport (request, reply) {
+      const id = recordId(request.params.import_id)
+      const found = await owned(request, id)
+      if (ended.has(found.state)) throw new ApiError(409, '/problems/import-ended', `The import has already ended (${found.state})`, undefined, 'Conflict')
+      return reply.code(202).send(view(await imports.update(id, { cancelRequested: true })))
+    }
+  }
+}
