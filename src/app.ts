@@ -43,8 +43,6 @@ const swaggerUiLogoStyle = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
 // A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
-// An import's node renews its lease at every batch; another node takes the import up a lease after its node stopped.
-const importLeaseMs = 30_000
 // Rows an import stages, then writes, at a time: one group commit's worth, a few milliseconds of the event loop.
 const importBatch = 500
 const requestIdPattern = /^[\w.:-]{1,128}$/
@@ -276,9 +274,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     imports: repositories.imports,
     stores: { books: repositories.books, students: repositories.students },
     node: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    leaseMs: importLeaseMs,
+    leaseMs: config.importLeaseMs,
     batch: importBatch,
-    sweepMs: importLeaseMs / 3,
+    sweepMs: config.importLeaseMs / 3,
     clock: Date.now,
     onError: (error, importId) => app.log.error({ err: error, importId }, 'an import stopped; it is taken up again once its lease runs out')
   })

@@ -32,8 +32,13 @@ const operations = [
   // The feed takes either read scope (a key sees the events of what it may read).
   { method: 'GET', url: '/events', scope: 'books:read', alternatives: ['students:read'] },
   // A stream that opens never ends by itself: whether it would open is asked with HEAD.
-  { method: 'GET', url: '/events/stream', scope: 'books:read', alternatives: ['students:read'], runsAs: 'HEAD' }
-] as const satisfies readonly { method: string, url: string, scope: Scope, alternatives?: readonly Scope[], alsoNeeds?: readonly Scope[], runsAs?: string, payload?: unknown }[]
+  { method: 'GET', url: '/events/stream', scope: 'books:read', alternatives: ['students:read'], runsAs: 'HEAD' },
+  // Imports: either write scope reaches them; starting one needs its collection's (checked once the collection is known).
+  { method: 'GET', url: '/imports', scope: 'books:write', alternatives: ['students:write'] },
+  { method: 'POST', url: '/imports?collection=books', scope: 'books:write', headers: { 'content-type': 'text/csv' }, payload: 'title,author\r\nDune,Frank Herbert\r\n' },
+  { method: 'GET', url: `/imports/${id}`, scope: 'students:write', alternatives: ['books:write'] },
+  { method: 'DELETE', url: `/imports/${id}`, scope: 'books:write', alternatives: ['students:write'] }
+] as const satisfies readonly { method: string, url: string, scope: Scope, alternatives?: readonly Scope[], alsoNeeds?: readonly Scope[], runsAs?: string, payload?: unknown, headers?: Record<string, string> }[]
 
 async function withKeys (t: Test, overrides = {}) {
   const repositories = openSqliteRepositories(':memory:')

@@ -88,11 +88,16 @@ export class ImportRunner {
 
   readonly #told = (current: StoredImport): StoredImport => this.told(current)
 
-  /** Stops taking imports up and lets the batches being written finish; their imports go on at the next start, here or on another node. */
+  /**
+   * Stops taking imports up and lets the batches being written finish, then gives their leases up: the
+   * next node to look (another, or this one's restart) goes on with them at once.
+   */
   async close (): Promise<void> {
     this.#closed = true
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
+    const stopping = [...this.#running.keys()]
     await Promise.allSettled(this.#running.values())
+    await Promise.allSettled(stopping.map(id => this.#options.imports.update(id, {}, { runner: this.#options.node, until: 0 })))
   }
 
   async #write (importId: string): Promise<void> {

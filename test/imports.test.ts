@@ -1,0 +1,209 @@
+// Imports over HTTP on the test engine: an export imports back unchanged, rows are judged as creates are, modes, limits, keys, scopes, cancellation, the feed.
+import { PassThrough } from 'node:stream'
+import fc from 'fast-check'
+import t from 'tap'
+import type { Config } from '../src/config/index.js'
+import { createKey } from '../src/access/api-keys.js'
+import type { Scope } from '../src/access/api-key-types.js'
+import { adminKey, build, eventually, openTestRepositories, type TestApi } from './helper.js'
+
+type Json = Record<string, any>
+
+const csv = { 'content-type': 'text/csv' }
+const ndjson = { 'content-type': 'application/x-ndjson' }
+const unlimited = { rateLimit: { requests: 1e9, seconds: 60 }, rateLimitAnonymous: { requests: 1e9, seconds: 60 } }
+
+async function service (t: Test, overrides: Partial<Config> = {}): Promise<TestApi> {
+  return build(t, { ...unlimited, ...overrides })
+}
+type Test = Parameters<typeof build>[0]
+
+/** Starts an import and waits for its end; the 202's body and the ended import. */
+async function imported (api: TestApi, query: string, headers: Record<string, string>, payload: string): Promise<{ started: Json, ended: Json }> {
+  const res = await api.request({ method: 'POST', url: `/imports?${query}`, headers, payload })
+  if (res.statusCode !== 202) throw new Error(`POST /imports?${query} → ${res.statusCode} ${res.payload}`)
+  const location = res.headers['location'] as string
+  const ended = await eventually(async () => (await api.request({ method: 'GET', url: location })).json(), job => !['receiving', 'running'].includes(job.state), `${location} ended`)
+  return { started: res.json(), ended }
+}
+
+const exported = async (api: TestApi, path: string, accept: string) => (await api.request({ url: path, headers: { accept } })).payload
+
+// Text as people write it, text a spreadsheet would run, text that looks escaped already, quotes, commas, line ends.
+const text = fc.oneof(
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+  fc.tuple(fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", "'=", "''+", '"', ',', '\r\n', '\n', ' '), fc.string({ unit: 'grapheme', maxLength: 20 })).map(([start, rest]) => start + rest)
+).filter(s => !s.includes('\u0000'))
+const isbn13 = fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 9, maxLength: 9 }).map(digits => {
+  const base = `978${digits.join('')}`
+  const sum = [...base].reduce((total, d, i) => total + Number(d) * (i % 2 === 0 ? 1 : 3), 0)
+  return base + String((10 - sum % 10) % 10)
+})
+const bookArb = fc.record({ title: text, author: text, isbn: fc.option(isbn13, { nil: null }), published_year: fc.option(fc.integer({ min: -5000, max: 9999 }), { nil: null }) })
+const studentArb = fc.record({
+  name: text,
+  email: fc.emailAddress().filter(e => e.length <= 254),
+  enrollment_year: fc.option(fc.integer({ min: 1800, max: 9999 }), { nil: null }),
+  status: fc.constantFrom('active', 'graduated', 'withdrawn')
+})
+
+t.test('an export imports back unchanged, into another deployment, from either format', async t => {
+  const source = await service(t)
+  await fc.assert(fc.asyncProperty(fc.array(bookArb, { minLength: 1, maxLength: 40 }), fc.array(studentArb, { maxLength: 15 }), async (books, students) => {
+    for (const book of books) await source.request({ method: 'POST', url: '/books', payload: book })
+    for (const student of students) await source.request({ method: 'POST', url: '/api/students', payload: student })
+  }), { seed: 20261127, numRuns: 4 })
+  for (const [accept, headers] of [['text/csv', csv], ['application/x-ndjson', ndjson]] as const) {
+    const target = await service(t)
+    for (const [path, collection] of [['/books?sort=title', 'books'], ['/api/students', 'students']] as const) {
+      const file = await exported(source, path, accept)
+      const { ended } = await imported(target, `collection=${collection}`, headers, file)
+      t.equal(ended.state, 'succeeded', `${accept} ${collection}: ${JSON.stringify(ended.problems.slice(0, 3))}`)
+      t.equal(await exported(target, path, accept), file, `${accept}: ${path} exports the same bytes from the deployment it was imported into`)
+    }
+  }
+})
+
+t.test('each row is judged as a create of the same body is: the same problems, in the same words', async t => {
+  const api = await service(t)
+  // Rows near the contract's rules: some valid, most breaking one or several.
+  const field = fc.oneof(text, fc.constant(''), fc.integer(), fc.constant(null), fc.string({ minLength: 501, maxLength: 520 }), fc.constantFrom('978-0-441-01359-3', '978-0-441-01359-4', '0-441-01359-X', 'not an isbn'))
+  const rowArb = fc.record({ title: field, author: field, isbn: field, published_year: fc.oneof(field, fc.integer({ min: -6000, max: 10_000 })), extra: field }, { requiredKeys: [] })
+  const rows = fc.sample(rowArb, { seed: 20261128, numRuns: 120 })
+  const { ended } = await imported(api, 'collection=books&mode=valid', ndjson, rows.map(row => JSON.stringify(row)).join('\n') + '\n')
+  for (const [i, row] of rows.entries()) {
+    const single = await api.request({ method: 'POST', url: '/books', payload: row })
+    const problems = ended.problems.filter((p: Json) => p.line === i + 1)
+    if (single.statusCode === 400) {
+      t.same(problems.map((p: Json) => ({ detail: p.detail, pointer: p.pointer })), single.json().errors, `line ${i + 1}: the create's errors`)
+    } else {
+      // A valid row: written by the import (or, its ISBN taken by an earlier row, refused as the create now is).
+      t.ok(problems.every((p: Json) => p.type === '/problems/already-exists'), `line ${i + 1} (${single.statusCode}): ${JSON.stringify(problems)}`)
+    }
+  }
+  t.equal(ended.rows.read, rows.length)
+  t.equal(ended.rows.written + ended.rows.refused, rows.length, 'every row written or refused')
+})
+
+t.test('mode=all writes nothing if a row is refused; mode=valid writes the rest; repeats and stored values are refused by line', async t => {
+  const api = await service(t)
+  await api.request({ method: 'POST', url: '/books', payload: { title: 'Stored', author: 'A', isbn: '978-0-441-01359-3' } })
+  const file = [
+    'title,author,isbn,published_year',
+    'Dune,Frank Herbert,,1965',
+    ',No title,,',
+    '"Quoted, with a comma",Someone,9780306406157,',
+    'Repeat,Someone else,978-0-306-40615-7,',
+    'Taken,Another,9780441013593,',
+    'Cells,Too,Many,1,2'
+  ].join('\r\n') + '\r\n'
+  const all = await imported(api, 'collection=books', csv, file)
+  t.match(all.ended, { state: 'failed', mode: 'all', rows: { read: 6, written: 0, refused: 4 }, detail: /4 of 6 rows were refused/ })
+  t.same(all.ended.problems.map((p: Json) => [p.line, p.type, p.pointer ?? null]), [
+    [3, '/problems/validation-error', '#/title'],
+    [5, '/problems/already-exists', '#/isbn'],
+    [6, '/problems/already-exists', '#/isbn'],
+    [7, '/problems/invalid-import', null]
+  ])
+  t.match(all.ended.problems[1].detail, 'repeats the isbn of line 4')
+  t.equal((await api.request({ url: '/books' })).json().items.length, 1, 'nothing written')
+  const valid = await imported(api, 'collection=books&mode=valid', csv, file)
+  t.match(valid.ended, { state: 'succeeded', rows: { read: 6, written: 2, refused: 4 } })
+  t.same((await api.request({ url: '/books?sort=title' })).json().items.map((b: Json) => b.title), ['Dune', 'Quoted, with a comma', 'Stored'])
+})
+
+t.test('every record an import writes is in the change feed, one event each', async t => {
+  const api = await service(t)
+  const position = (await api.request({ url: '/books' })).headers['events-cursor'] as string
+  const rows = Array.from({ length: 1200 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n')
+  const { ended } = await imported(api, 'collection=books', ndjson, rows)
+  t.equal(ended.rows.written, 1200)
+  const ids = new Set<string>()
+  await eventually(async () => {
+    for (let after = position, more = true; more;) {
+      const page = (await api.request({ url: `/events?types=book.created&limit=500&after=${after}` })).json()
+      for (const event of page.items) ids.add(event.data.id)
+      more = page.items.length > 0
+      after = page.next_cursor
+    }
+    return ids.size
+  }, size => size === 1200, 'an event per record')
+  t.equal(ids.size, 1200)
+})
+
+t.test('what an upload refuses before any row: limits, a header, a media type, a scope', async t => {
+  const api = await service(t, { importMaxBytes: 200, importMaxRows: 3 })
+  const rows = (n: number) => 'title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(n)
+  const tooMany = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: rows(4) })
+  t.match(tooMany.json(), { status: 413, type: '/problems/import-too-large', detail: /3 rows.*IMPORT_MAX_ROWS/ })
+  const tooBig = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: ndjson, payload: JSON.stringify({ title: 'x'.repeat(300), author: 'A' }) })
+  t.match(tooBig.json(), { status: 413, detail: /200 bytes.*IMPORT_MAX_BYTES/ })
+  t.equal((await api.request({ url: '/books' })).json().items.length, 0, 'nothing written')
+  const listed = (await api.request({ url: '/imports' })).json().items
+  t.same(listed.map((job: Json) => job.state), ['failed', 'failed'], 'each import says why it failed')
+  t.match((await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,title,author\r\n' })).json(), { status: 400, type: '/problems/invalid-import', errors: [{ parameter: 'title', detail: 'is named twice' }] })
+  t.match((await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: '' })).json(), { status: 400, errors: [{ parameter: 'header' }] })
+  t.match((await api.request({ method: 'POST', url: '/imports?collection=books', payload: { title: 'Dune' } })).json(), { status: 415, detail: 'The request body must be text/csv or application/x-ndjson' })
+  t.match((await api.request({ method: 'POST', url: '/books', headers: csv, payload: 'title\r\nDune\r\n' })).json(), { status: 415, detail: 'The request body must be application/json' })
+})
+
+t.test('ndjson: a line that is not a JSON object is refused by its number; blank lines and a byte order mark are passed over', async t => {
+  const api = await service(t)
+  const { ended } = await imported(api, 'collection=students&mode=valid', ndjson, '\uFEFF{"name":"Ada","email":"ada@example.org"}\n\n[1]\n{"name":\n{"name":"Grace","email":"ADA@example.org"}\n')
+  t.same(ended.problems.map((p: Json) => [p.line, p.detail]), [[3, 'is not a JSON object'], [4, 'is not JSON'], [5, 'repeats the email of line 1']])
+  t.match(ended, { rows: { read: 4, written: 1, refused: 3 } })
+})
+
+t.test('Idempotency-Key: a retried upload answers the first import; another file with the key is a 422', async t => {
+  const api = await service(t)
+  const headers = { ...csv, 'idempotency-key': '"import-1"' }
+  const file = 'title,author\r\nDune,Frank Herbert\r\n'
+  const first = await api.request({ method: 'POST', url: '/imports?collection=books', headers, payload: file })
+  const again = await api.request({ method: 'POST', url: '/imports?collection=books', headers, payload: file })
+  t.equal(again.statusCode, 202)
+  t.equal(again.headers['idempotent-replayed'], 'true')
+  t.equal(again.headers['location'], first.headers['location'], 'the same import')
+  t.equal((await api.request({ method: 'POST', url: '/imports?collection=books', headers, payload: file + 'Emma,Jane Austen\r\n' })).statusCode, 422)
+  await eventually(async () => (await api.request({ url: first.headers['location'] as string })).json().state, state => state === 'succeeded', 'the import ended')
+  t.equal((await api.request({ url: '/books' })).json().items.length, 1, 'one import, one record')
+})
+
+t.test('an import is its key\'s: another key neither sees nor cancels it, and starting one needs the collection\'s write scope', async t => {
+  const repositories = await openTestRepositories(t)
+  const api = await build(t, unlimited, { repositories })
+  const key = async (...scopes: Scope[]) => (await createKey(repositories.apiKeys, 'test', scopes)).key
+  const [booksKey, studentsKey] = [await key('books:write'), await key('students:write')]
+  const payload = 'title,author\r\nDune,Frank Herbert\r\n'
+  const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload, key: booksKey })
+  t.equal(started.statusCode, 202)
+  t.match((await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload, key: studentsKey })).json(), { status: 403, type: '/problems/missing-scope', detail: /books:write/ })
+  const location = started.headers['location'] as string
+  t.equal((await api.request({ url: location, key: studentsKey })).statusCode, 404)
+  t.equal((await api.request({ method: 'DELETE', url: location, key: studentsKey })).statusCode, 404)
+  t.same((await api.request({ url: '/imports', key: studentsKey })).json().items, [])
+  t.equal((await api.request({ url: '/imports', key: booksKey })).json().items.length, 1)
+  t.equal((await api.request({ url: location })).statusCode, 200, 'an admin key sees every import')
+})
+
+t.test('cancelling: while the file arrives nothing is written; while rows are written, the rest is not', async t => {
+  const api = await service(t)
+  const upload = new PassThrough()
+  upload.write('title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(600))
+  const first = api.app.inject({ method: 'POST', url: '/imports?collection=books', headers: { ...csv, authorization: `Bearer ${adminKey}` }, payload: upload })
+  const receiving = await eventually(async () => (await api.request({ url: '/imports' })).json().items[0], job => job?.rows.read >= 500, 'the first batch received')
+  t.equal((await api.request({ method: 'DELETE', url: `/imports/${receiving.import_id}` })).statusCode, 202)
+  upload.end('Emma,Jane Austen\r\n'.repeat(600))
+  const answer = (await first).json()
+  t.match(answer, { state: 'cancelled', rows: { written: 0 } })
+  t.equal((await api.request({ url: '/books' })).json().items.length, 0, 'nothing written')
+
+  const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: ndjson, payload: Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n') })
+  const location = started.headers['location'] as string
+  const cancelled = await api.request({ method: 'DELETE', url: location })
+  t.equal(cancelled.statusCode, 202)
+  t.equal(cancelled.json().cancel_requested, true)
+  const ended = await eventually(async () => (await api.request({ url: location })).json(), job => job.state !== 'running', 'the import stopped')
+  t.equal(ended.state, 'cancelled')
+  t.ok(ended.rows.written < 20_000, `${ended.rows.written} written before it stopped`)
+  t.equal((await api.request({ method: 'DELETE', url: location })).statusCode, 409, 'nothing left to cancel')
+})
