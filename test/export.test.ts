@@ -133,6 +133,7 @@ async function withExports (t: Test, exports: (() => Promise<RecordExport>)[]): 
       list: books.list.bind(books),
       get: books.get.bind(books),
       create: books.create.bind(books),
+      createMany: books.createMany.bind(books),
       replace: books.replace.bind(books),
       delete: books.delete.bind(books),
       export: async () => exports.shift()!()

@@ -8,7 +8,7 @@ import { allScopes } from '../access/api-keys.js'
 import type { Import, ImportProblem, ServiceHandlers } from '../contract/api-types.js'
 import { ApiError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, MissingScopeError, NotFoundError } from '../http/errors.js'
 import { type Collection, type RowChecker, rowChecker } from '../imports/check.js'
-import { fileRows, type FileLimits, ImportTooLargeError, InvalidHeaderError } from '../imports/rows.js'
+import { fileRows, type FileLimits, ImportTooLargeError, InvalidHeaderError, NotUtf8Error } from '../imports/rows.js'
 import type { ImportRunner } from '../imports/runner.js'
 import type { ImportStore, StagedRow, StoredImport } from '../storage/types.js'
 import { keyOf } from './idempotency.js'
@@ -112,6 +112,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       if (error instanceof Stopped) throw error
       if (error instanceof ImportTooLargeError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(413, '/problems/import-too-large', error.message, undefined, 'Content Too Large'))
       if (error instanceof InvalidHeaderError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(400, '/problems/invalid-import', error.message, error.columns, 'Invalid import'))
+      if (error instanceof NotUtf8Error) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(400, '/problems/invalid-import', error.message, undefined, 'Invalid import'))
       // The upload was cut, or the database failed: the import says so, the request fails as it would have.
       throw new Stopped('failed', 'The upload stopped before the end of the file; nothing was written. Upload the file again.', error as ApiError)
     }

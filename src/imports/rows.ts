@@ -1,9 +1,7 @@
 // Reads an import's file as it arrives: CSV or NDJSON rows with their line numbers, within the byte and row limits.
-import { createInterface } from 'node:readline'
 import { type Readable, Transform } from 'node:stream'
-import { type CsvError, parse } from 'csv-parse'
 import type { ImportProblem } from '../contract/api-types.js'
-import { unescapeFormula } from '../formats/csv.js'
+import { csvRecords, unescapeFormula } from '../formats/csv.js'
 
 export type ImportFormat = 'csv' | 'ndjson'
 
@@ -40,6 +38,9 @@ export interface RowShape {
 
 const decimal = /^-?[0-9]{1,15}$/
 
+/** Characters of one NDJSON line: far beyond any row (the longest field is 500 characters). */
+const longestLine = 1 << 20
+
 /**
  * The file's rows in order; `counted` is given each chunk read. Throws ImportTooLargeError
  * as soon as a limit is passed, InvalidHeaderError before the first row of a CSV whose header will not do.
@@ -60,20 +61,54 @@ export async function * fileRows (body: Readable, format: ImportFormat, shape: R
   // A failed upload (the client went away) fails the read too.
   body.once('error', error => metered.destroy(error))
   let rows = 0
-  const source = format === 'csv' ? csvRows(metered, shape) : ndjsonRows(metered)
+  const text = utf8(metered)
+  const source = format === 'csv' ? csvRows(text, shape) : ndjsonRows(text)
   for await (const row of source) {
     if (++rows > limits.maxRows) throw new ImportTooLargeError('IMPORT_MAX_ROWS', limits.maxRows)
     yield row
   }
 }
 
-async function * ndjsonRows (input: Readable): AsyncGenerator<FileRow> {
+/** The file is not UTF-8. */
+export class NotUtf8Error extends Error {
+  override name = 'NotUtf8Error'
+  constructor (readonly offset: number) {
+    super(`The file is not valid UTF-8 (in the ${offset + 1} bytes after byte ${offset})`)
+  }
+}
+
+/**
+ * The bytes as text, refusing what is not UTF-8 (decoding it into U+FFFD would store text the client
+ * never sent), without a byte order mark at the start.
+ */
+async function * utf8 (bytes: AsyncIterable<Buffer>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+  let offset = 0
+  for await (const chunk of bytes) {
+    try {
+      yield decoder.decode(chunk, { stream: true })
+    } catch {
+      throw new NotUtf8Error(offset)
+    }
+    offset += chunk.length
+  }
+  try {
+    yield decoder.decode()
+  } catch {
+    throw new NotUtf8Error(offset)
+  }
+}
+
+async function * ndjsonRows (text: AsyncIterable<string>): AsyncGenerator<FileRow> {
   let line = 0
-  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+  for await (const json of lines(text)) {
     line++
-    // A byte order mark may open the file; blank lines (a last line end, say) hold no row.
-    const json = line === 1 ? text.replace(/^\uFEFF/, '') : text
+    // Blank lines (a last line end, say) hold no row.
     if (json.trim() === '') continue
+    if (json.length > longestLine) {
+      yield { line, problem: { line, type: '/problems/invalid-import', detail: `is longer than ${longestLine} characters` } }
+      continue
+    }
     let fields: unknown
     try {
       fields = JSON.parse(json)
@@ -89,33 +124,48 @@ async function * ndjsonRows (input: Readable): AsyncGenerator<FileRow> {
   }
 }
 
-async function * csvRows (input: Readable, { fields, integers }: RowShape): AsyncGenerator<FileRow> {
-  const skipped: FileRow[] = []
-  const parser = input.pipe(parse({ bom: true, info: true, skip_empty_lines: true, skip_records_with_error: true }))
-  // A row csv-parse cannot read (a stray quote, a wrong number of cells) is reported and passed over.
-  parser.on('skip', (error: CsvError & { lines?: number }) => {
-    const line = error.lines ?? 0
-    skipped.push({ line, problem: { line, type: '/problems/invalid-import', detail: csvDetail(error) } })
-  })
-  input.once('error', error => parser.destroy(error))
+async function * csvRows (text: AsyncIterable<string>, { fields, integers }: RowShape): AsyncGenerator<FileRow> {
   let header: string[] | null = null
-  for await (const { record, info } of parser as AsyncIterable<{ record: string[], info: { lines: number } }>) {
-    yield * skipped.splice(0)
+  for await (const record of csvRecords(text)) {
+    const { line } = record
+    if ('error' in record) {
+      yield { line, problem: { line, type: '/problems/invalid-import', detail: record.error } }
+      continue
+    }
     if (header === null) {
-      header = record
+      header = record.cells
       checkHeader(header, fields)
+      continue
+    }
+    if (record.cells.length !== header.length) {
+      yield { line, problem: { line, type: '/problems/invalid-import', detail: `has ${record.cells.length} cells, the header ${header.length}` } }
       continue
     }
     const row: Record<string, unknown> = {}
     for (let i = 0; i < header.length; i++) {
-      const [name, cell] = [header[i]!, record[i]!]
+      const [name, cell] = [header[i]!, record.cells[i]!]
       if (cell === '') continue
       row[name] = integers.includes(name) && decimal.test(cell) ? Number(cell) : unescapeFormula(cell)
     }
-    yield { line: info.lines, fields: row }
+    yield { line, fields: row }
   }
-  yield * skipped.splice(0)
   if (header === null) throw new InvalidHeaderError([{ parameter: 'header', detail: 'is missing: the file is empty' }])
+}
+
+/** The text's lines, without their line ends (LF or CRLF). */
+async function * lines (text: AsyncIterable<string>): AsyncGenerator<string> {
+  let pending = ''
+  for await (const chunk of text) {
+    const parts = (pending + chunk).split('\n')
+    pending = parts.pop()!
+    for (const part of parts) yield part.endsWith('\r') ? part.slice(0, -1) : part
+    // A line that never ends is not held whole: it is handed on in pieces, each refused.
+    if (pending.length > longestLine) {
+      yield pending
+      pending = ''
+    }
+  }
+  if (pending !== '') yield pending
 }
 
 function checkHeader (header: string[], fields: readonly string[]): void {
@@ -125,19 +175,4 @@ function checkHeader (header: string[], fields: readonly string[]): void {
     return []
   })
   if (problems.length > 0) throw new InvalidHeaderError(problems)
-}
-
-/** csv-parse's reasons in the service's words, without the text of the row. */
-function csvDetail (error: CsvError): string {
-  switch (error.code) {
-    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
-      return 'has a different number of cells than the header'
-    case 'CSV_QUOTE_NOT_CLOSED':
-      return 'opens a quoted cell that is never closed'
-    case 'CSV_INVALID_CLOSING_QUOTE':
-    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
-      return 'has a character after the closing quote of a cell (a quote inside a quoted cell is written twice: "")'
-    default:
-      return 'is not a CSV row (RFC 4180)'
-  }
 }

@@ -134,21 +134,20 @@ export class ImportRunner {
    */
   async #batch (current: StoredImport, rows: Awaited<ReturnType<ImportStore['staged']>>): Promise<BatchOutcome> {
     const store = this.#options.stores[current.collection]
-    const outcomes = await Promise.allSettled(rows.map(async row => {
+    const outcomes = await store.createMany(rows.map(row => {
       const { created_at: createdAt, updated_at: updatedAt, ...values } = JSON.parse(row.record) as Record<string, unknown> & { created_at?: string, updated_at?: string }
-      return store.create(values, undefined, { id: row.recordId, createdAt, updatedAt })
+      return { values, given: { id: row.recordId, createdAt, updatedAt } }
     }))
     const refused: ImportProblem[] = []
     let written = 0
     for (const [i, outcome] of outcomes.entries()) {
-      if (outcome.status === 'fulfilled') {
+      if (!(outcome instanceof DuplicateError)) {
         written++
         continue
       }
       const row = rows[i]!
-      if (!(outcome.reason instanceof DuplicateError)) throw outcome.reason
       if (await store.get(row.recordId) !== null) written++
-      else refused.push({ line: row.line, type: '/problems/already-exists', detail: `${outcome.reason.message}, stored while the import was being written` })
+      else refused.push({ line: row.line, type: '/problems/already-exists', detail: `${outcome.message}, stored while the import was being written` })
     }
     return { written, refused, last: rows.at(-1)!.line }
   }

@@ -33,6 +33,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       export: async (query, feedPosition) => traced('books.export', () => books.export(query, feedPosition)),
       get: async id => traced('books.get', () => books.get(id)),
       create: async (values, remember, given) => traced('books.create', () => books.create(values, remember, given)),
+      createMany: async records => traced('books.createMany', () => books.createMany(records)),
       replace: async (id, values, expected) => traced('books.replace', () => books.replace(id, values, expected)),
       delete: async (id, expected) => traced('books.delete', () => books.delete(id, expected))
     },
@@ -42,6 +43,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       export: async (query, feedPosition) => traced('students.export', () => students.export(query, feedPosition)),
       get: async id => traced('students.get', () => students.get(id)),
       create: async (values, remember, given) => traced('students.create', () => students.create(values, remember, given)),
+      createMany: async records => traced('students.createMany', () => students.createMany(records)),
       replace: async (id, values, expected) => traced('students.replace', () => students.replace(id, values, expected))
     },
     idempotency: {

@@ -2,6 +2,7 @@
 import type { Book, Import, ImportProblem, Student } from '../contract/api-types.js'
 import type { ApiKeyInfo, Scope } from '../access/api-key-types.js'
 import type { SearchQuery } from '../domain/search/query.js'
+import type { DuplicateError } from '../http/errors.js'
 import type { BookValues, StudentValues } from '../domain/records.js'
 
 // What a record's values are is the domain's (src/domain/records.ts); the engines store them as they are.
@@ -101,6 +102,12 @@ export interface RecordStore<T, V> {
    * the id is taken); its event is dated now all the same.
    */
   create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>>
+  /**
+   * Creates records as create() does with `given`, together (an import's batch: one transaction on
+   * SQLite, one statement on PostgreSQL); each record's outcome in order, a DuplicateError for a
+   * record refused, which writes nothing of it and leaves the others be.
+   */
+  createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]>
   /**
    * Null when no record has `id`; throws PreconditionFailedError when its revision is not `expected`
    * (checked and written in one transaction), DuplicateError when a unique field is taken.

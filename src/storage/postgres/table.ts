@@ -431,6 +431,14 @@ export class PostgresTable<T, V extends object> {
   }
 
   /** The unique field a write could not take; each table has one, named in the 409. */
+  /** Group commit puts creates sent together in one statement. */
+  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]> {
+    return Promise.all(records.map(({ values, given }) => this.create(values, undefined, given).catch((error: unknown) => {
+      if (error instanceof DuplicateError) return error
+      throw error
+    })))
+  }
+
   /** The field a create found taken: the statement does not say which, so a unique value's, else the id's (a given id). */
   #duplicate (values: V): DuplicateError {
     const field = this.#spec.unique.find(c => values[c] !== null) ?? this.#spec.idColumn

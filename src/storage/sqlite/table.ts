@@ -215,6 +215,18 @@ export class SqliteTable<T, V extends object> {
     return this.#writes.run(() => this.#create(values, remember, given))
   }
 
+  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]> {
+    // One write of the batch: a record refused undoes itself (see #create), the others stay.
+    return this.#writes.run(() => records.map(({ values, given }) => {
+      try {
+        return this.#create(values, undefined, given)
+      } catch (error) {
+        if (error instanceof DuplicateError) return error
+        throw error
+      }
+    }))
+  }
+
   async replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null> {
     return this.#writes.run(() => this.#replace(id, values, expected))
   }

@@ -1,0 +1,54 @@
+// CSV as exports write it and imports read it: any cells, written then read back in chunks of any size, are the same cells.
+import fc from 'fast-check'
+import t from 'tap'
+import { csvCell, type CsvRecord, csvRecords, csvRow, unescapeFormula } from '../src/formats/csv.js'
+
+async function read (text: string, cuts: number[]): Promise<CsvRecord[]> {
+  const at = [...new Set(cuts.map(c => c % (text.length + 1)))].sort((a, b) => a - b)
+  const chunks = [...at, text.length].map((end, i) => text.slice(i === 0 ? 0 : at[i - 1], end)).filter(c => c !== '')
+  const records: CsvRecord[] = []
+  for await (const record of csvRecords((async function * () { yield * chunks })())) records.push(record)
+  return records
+}
+
+const cell = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constantFrom('', '"', '""', ',', '\r\n', '\n', '\r', "'=1+1", '=SUM(A1)', '-5', '@x', ' '))
+const row = fc.array(cell, { minLength: 1, maxLength: 5 })
+
+t.test('rows written with csvRow read back as the same cells, with their first lines, however the text is cut', async t => {
+  await fc.assert(fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 6 }), fc.boolean(), async (rows, cuts, lastLineEnd) => {
+    // A record of one empty cell is a blank line, which holds no record: written, it is quoted.
+    const written = rows.map(cells => cells.length === 1 && cells[0] === '' ? '""\r\n' : csvRow(cells)).join('')
+    const text = lastLineEnd ? written : written.slice(0, -2)
+    const records = await read(text, cuts)
+    if (JSON.stringify(records.map(r => 'cells' in r ? r.cells.map(unescapeFormula) : r)) !== JSON.stringify(rows)) {
+      throw new Error(`${JSON.stringify(text)} read as ${JSON.stringify(records)}`)
+    }
+    let line = 1
+    for (const [i, cells] of rows.entries()) {
+      if (records[i]!.line !== line) throw new Error(`record ${i} starts on line ${records[i]!.line}, not ${line}: ${JSON.stringify(text)}`)
+      line += 1 + cells.join('').split('\n').length - 1
+    }
+  }), { seed: 20261127, numRuns: 400 })
+  t.pass('every generated file read back')
+})
+
+t.test('a formula is escaped, and only text that could be one', async t => {
+  for (const [value, written] of [['=1+1', "'=1+1"], ['+1', "'+1"], ['-x', "'-x"], ['@a', "'@a"], ['\tx', "'\tx"], ["'=x", "''=x"], ["'Salem's Lot", "'Salem's Lot"], ['Dune', 'Dune'], [-5, '-5'], [null, '']] as const) {
+    t.equal(csvCell(value).replace(/^"|"$/g, ''), written, JSON.stringify(value))
+    if (typeof value === 'string') t.equal(unescapeFormula(written), value, `${JSON.stringify(written)} reads back`)
+  }
+})
+
+t.test('what is not RFC 4180 is refused by the line it starts on, and reading goes on', async t => {
+  const records = await read('a,b\r\nx"y,z\r\n"q"r,s\r\nlone\rcr,t\r\n\r\n\nok,1\n"never closed,\r\n', [])
+  t.same(records.map(r => [r.line, 'cells' in r ? r.cells : r.error.split(' ').slice(0, 5).join(' ')]), [
+    [1, ['a', 'b']],
+    [2, 'has a quote inside a'],
+    [3, 'has a character after the'],
+    [4, 'has a carriage return that'],
+    [7, ['ok', '1']],
+    [8, 'opens a quoted cell that']
+  ])
+  const long = await read('"' + 'x'.repeat((1 << 20) + 10), [1 << 19, (1 << 20) + 5])
+  t.match(long, [{ line: 1, error: /longer than 1048576 characters/ }], 'an unclosed quote is given up past a bound, not read again for ever')
+})
