@@ -67,3 +67,73 @@ t.test('kill -9 mid-load, restart on the same file: every acknowledged write is 
   }
   t.equal(await stop(running, 'SIGTERM'), 0)
 })
+
+/** An import as its resource shows it. */
+async function importOf (origin: string, location: string): Promise<{ state: string, rows: { read: number, written: number, refused: number }, detail: string | null }> {
+  return await (await fetch(origin + location, { headers: { authorization: `Bearer ${adminKey}` } })).json() as never
+}
+
+/** Polls the import until `done` holds of it. */
+async function importUntil (origin: string, location: string, done: (job: Awaited<ReturnType<typeof importOf>>) => boolean) {
+  for (;;) {
+    const job = await importOf(origin, location)
+    if (done(job)) return job
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
+t.test('kill -9 while an import writes, restart: it is taken up where its last batch ended, every row written once, with one event each', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-crash-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const env = { DATABASE_PATH: join(dir, 'data.sqlite'), IMPORT_LEASE_MS: '1000' }
+  const rows = 20_000
+  let running = await start(env)
+  const file = Array.from({ length: rows }, (_, i) => JSON.stringify({ title: `Row ${i}`, author: 'A' })).join('\n')
+  const started = await fetch(`${running.origin}/imports?collection=books`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${adminKey}` }, body: file })
+  t.equal(started.status, 202)
+  const location = started.headers.get('location')!
+  const before = await importUntil(running.origin, location, job => job.rows.written >= 1000 || job.state !== 'running')
+  t.equal(before.state, 'running', `killed with ${before.rows.written} rows written`)
+  t.equal(await stop(running, 'SIGKILL'), null)
+
+  running = await start(env)
+  const ended = await importUntil(running.origin, location, job => job.state !== 'running')
+  t.match(ended, { state: 'succeeded', rows: { read: rows, written: rows, refused: 0 } }, 'taken up once its lease ran out, and finished')
+  const exported = await (await fetch(`${running.origin}/books`, { headers: { accept: 'application/x-ndjson' } })).text()
+  const titles = exported.split('\n').slice(0, -1).map(line => (JSON.parse(line) as { title: string }).title)
+  t.equal(titles.length, rows, 'every row once')
+  t.equal(new Set(titles).size, rows)
+  let events = 0
+  for (let after = '', more = true; more;) {
+    const page = await (await fetch(`${running.origin}/events?types=book.created&limit=500${after === '' ? '' : `&after=${after}`}`, { headers: { authorization: `Bearer ${adminKey}` } })).json() as { items: unknown[], next_cursor: string }
+    events += page.items.length
+    more = page.items.length > 0
+    after = page.next_cursor
+  }
+  t.equal(events, rows, 'one book.created per record, none twice')
+  t.equal(await stop(running, 'SIGTERM'), 0)
+})
+
+t.test('kill -9 while a file is being received, restart: the import ends failed, saying so, and nothing was written', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-crash-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const env = { DATABASE_PATH: join(dir, 'data.sqlite'), IMPORT_LEASE_MS: '1000' }
+  let running = await start(env)
+  // An upload that never ends: the first rows arrive, then the node dies.
+  const upload = new TransformStream<Uint8Array, Uint8Array>()
+  const writer = upload.writable.getWriter()
+  const sent = fetch(`${running.origin}/imports?collection=books`, { method: 'POST', headers: { 'content-type': 'text/csv', authorization: `Bearer ${adminKey}` }, body: upload.readable, duplex: 'half' } as RequestInit).catch(() => null)
+  await writer.write(new TextEncoder().encode('title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(1200)))
+  const listed = async () => (await (await fetch(`${running.origin}/imports`, { headers: { authorization: `Bearer ${adminKey}` } })).json() as { items: { import_id: string, rows: { read: number } }[] }).items
+  for (let items = await listed(); items[0] === undefined || items[0].rows.read < 1000; items = await listed()) await new Promise(resolve => setTimeout(resolve, 20))
+  const id = (await listed())[0]!.import_id
+  t.equal(await stop(running, 'SIGKILL'), null)
+  await sent
+  writer.abort().catch(() => {})
+
+  running = await start(env)
+  const ended = await importUntil(running.origin, `/imports/${id}`, job => job.state !== 'receiving')
+  t.match(ended, { state: 'failed', detail: /cut off after 1000 rows.*nothing was written/ })
+  t.same(await allBooks(running.origin), [])
+  t.equal(await stop(running, 'SIGTERM'), 0)
+})

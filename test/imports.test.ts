@@ -207,3 +207,24 @@ t.test('cancelling: while the file arrives nothing is written; while rows are wr
   t.ok(ended.rows.written < 20_000, `${ended.rows.written} written before it stopped`)
   t.equal((await api.request({ method: 'DELETE', url: location })).statusCode, 409, 'nothing left to cancel')
 })
+
+t.test('an import followed live: a frame whenever it moves on, the last when it ends, then the stream closes', async t => {
+  const api = await service(t)
+  const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: ndjson, payload: Array.from({ length: 3000 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n') })
+  const location = started.headers['location'] as string
+  const head = await api.request({ method: 'HEAD', url: location, headers: { accept: 'text/event-stream' } })
+  t.equal(head.headers['content-type'], 'text/event-stream; charset=utf-8')
+  // Answered once the stream ends, which is when the import does.
+  const streamed = await api.app.inject({ method: 'GET', url: location, headers: { accept: 'text/event-stream', authorization: `Bearer ${adminKey}` } })
+  const frames = streamed.payload.split('\n\n').filter(frame => frame !== '').map(frame => {
+    const [event, data] = frame.split('\n')
+    t.equal(event, 'event: import')
+    return JSON.parse(data!.slice('data: '.length)) as Json
+  })
+  t.ok(frames.length >= 1, `${frames.length} frames`)
+  t.equal(frames.at(-1)!.state, 'succeeded')
+  t.equal(frames.at(-1)!.rows.written, 3000)
+  t.ok(frames.every((frame, i) => i === 0 || frame.rows.written >= frames[i - 1]!.rows.written), 'counts only grow')
+  const again = await api.app.inject({ method: 'GET', url: location, headers: { accept: 'text/event-stream', authorization: `Bearer ${adminKey}` } })
+  t.equal(again.payload.split('\n\n').filter(frame => frame !== '').length, 1, 'an ended import: one frame, and the end')
+})

@@ -278,6 +278,31 @@ t.test('three nodes on one PostgreSQL', t => withPostgres(t, async t => {
     t.equal(Number(again.rows[0]!.n), schemaHistory.length, 'and migrated nothing twice')
   })
 
+  t.test('an import over two nodes: the node that received it writes it; killed (kill -9), the other takes it up once its lease runs out, every row once', async t => {
+    const extra = { IMPORT_LEASE_MS: '3000' }
+    const [first, second] = await Promise.all([startNode('e', databaseUrl, extra), startNode('f', databaseUrl, extra)])
+    nodes.push(first, second)
+    const rows = 6000
+    const headers = { authorization: `Bearer ${adminKey}` }
+    const file = Array.from({ length: rows }, (_, i) => JSON.stringify({ title: `Imported row ${i}`, author: 'Importer' })).join('\n')
+    const started = await fetch(`${first.origin}/imports?collection=books`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-ndjson' }, body: file })
+    t.equal(started.status, 202)
+    const location = started.headers.get('location')!
+    const state = async () => await (await fetch(second.origin + location, { headers })).json() as { state: string, rows: { written: number } }
+    for (let job = await state(); job.rows.written < 500 && job.state === 'running'; job = await state()) await new Promise(resolve => setTimeout(resolve, 20))
+    first.child.kill('SIGKILL')
+    await first.exited
+    first.live = false
+    let job = await state()
+    for (; job.state === 'running'; job = await state()) await new Promise(resolve => setTimeout(resolve, 100))
+    t.match(job, { state: 'succeeded', rows: { written: rows } }, 'finished by the node left')
+    const exported = await (await fetch(`${second.origin}/books?author=Importer`, { headers: { ...headers, accept: 'application/x-ndjson' } })).text()
+    const titles = exported.split('\n').slice(0, -1).map(line => (JSON.parse(line) as { title: string }).title)
+    t.same([titles.length, new Set(titles).size], [rows, rows], 'every row once')
+    const { rows: [events] } = await client.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE type = 'book.created' AND envelope LIKE '%Imported row %'")
+    t.equal(Number(events!.n), rows, 'one event per record')
+  })
+
   t.test('30 PUTs with the same If-Match over three nodes: exactly one wins, 29 get 412 (three rounds)', async t => {
     const live = nodes.filter(n => n.live)
     for (let round = 1; round <= 3; round++) {
