@@ -228,3 +228,60 @@ t.test('an import followed live: a frame whenever it moves on, the last when it 
   const again = await api.app.inject({ method: 'GET', url: location, headers: { accept: 'text/event-stream', authorization: `Bearer ${adminKey}` } })
   t.equal(again.payload.split('\n\n').filter(frame => frame !== '').length, 1, 'an ended import: one frame, and the end')
 })
+
+t.test('an export imported into the deployment it came from: every row refused by its id (and its unique value), nothing written twice', async t => {
+  const api = await service(t)
+  for (const title of ['Dune', 'Emma']) await api.request({ method: 'POST', url: '/books', payload: { title, author: 'A', isbn: title === 'Dune' ? '978-0-441-01359-3' : null } })
+  const file = await exported(api, '/books', 'application/x-ndjson')
+  const { ended } = await imported(api, 'collection=books&mode=valid', ndjson, file + file)
+  t.match(ended, { state: 'succeeded', rows: { read: 4, written: 0, refused: 4 } })
+  t.same(ended.problems.map((p: Json) => [p.line, p.pointer, p.detail]), [
+    [1, '#/book_id', 'Another book already has this book_id'],
+    [1, '#/isbn', 'Another book already has this isbn'],
+    [2, '#/book_id', 'Another book already has this book_id'],
+    [3, '#/book_id', 'repeats the book_id of line 1'],
+    [4, '#/book_id', 'repeats the book_id of line 2']
+  ])
+  const notUtf8 = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: Buffer.concat([Buffer.from('title,author\r\nD'), Buffer.from([0xff]), Buffer.from(',A\r\n')]) })
+  t.match(notUtf8.json(), { status: 400, type: '/problems/invalid-import', detail: /not valid UTF-8/ })
+})
+
+t.test('a database failure while a file is checked is a 500; the import is left to its lease, which ends it failed', async t => {
+  const repositories = await openTestRepositories(t)
+  const { imports } = repositories
+  const failing = {
+    ...repositories,
+    imports: {
+      start: imports.start.bind(imports),
+      stage: imports.stage.bind(imports),
+      conflicts: async () => { throw new Error('the database went away') },
+      staged: imports.staged.bind(imports),
+      unstage: imports.unstage.bind(imports),
+      update: imports.update.bind(imports),
+      get: imports.get.bind(imports),
+      list: imports.list.bind(imports),
+      claim: imports.claim.bind(imports)
+    }
+  }
+  const api = await build(t, { ...unlimited, importLeaseMs: 1000 }, { repositories: failing })
+  const res = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,author\r\nDune,A\r\n' })
+  t.equal(res.statusCode, 500)
+  const ended = await eventually(async () => (await api.request({ url: '/imports' })).json().items[0], job => job.state !== 'receiving', 'ended by the sweep once its lease ran out')
+  t.match(ended, { state: 'failed', detail: /cut off after 1 rows/ })
+})
+
+t.test('an import followed live while its file arrives: a frame every second, from whichever node holds it', async t => {
+  const api = await service(t)
+  const upload = new PassThrough()
+  upload.write('title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(500))
+  const posted = api.app.inject({ method: 'POST', url: '/imports?collection=books', headers: { ...csv, authorization: `Bearer ${adminKey}` }, payload: upload })
+  const job = await eventually(async () => (await api.request({ url: '/imports' })).json().items[0], found => found !== undefined, 'the import begun')
+  const streamed = api.app.inject({ method: 'GET', url: `/imports/${job.import_id}`, headers: { accept: 'text/event-stream', authorization: `Bearer ${adminKey}` } })
+  // Held for over a second: the stream's poll reads it meanwhile.
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  upload.end('Emma,Jane Austen\r\n')
+  t.equal((await posted).statusCode, 202)
+  const frames = (await streamed).payload.split('\n\n').filter(frame => frame !== '').map(frame => JSON.parse(frame.split('\n')[1]!.slice('data: '.length)) as Json)
+  t.ok(frames.filter(frame => frame.state === 'receiving').length >= 2, `${frames.length} frames, polled while receiving`)
+  t.equal(frames.at(-1)!.state, 'succeeded')
+})

@@ -150,7 +150,8 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
   return {
     async listImports (request) {
       // The contract's default (20) fills an absent limit during validation.
-      return { items: (await imports.list(ownerOf(request.caller), request.query.limit ?? 20)).map(view) }
+      const { limit = 20 } = request.query
+      return { items: (await imports.list(ownerOf(request.caller), limit)).map(view) }
     },
 
     async createImport (request, reply) {
@@ -194,17 +195,16 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
         stream.end()
         return reply.send(stream)
       }
-      // This node tells of its own batches at once; another node's are read every second.
-      let last = JSON.stringify(found)
+      // This node tells of its own batches at once; another node's are read every second (and the rate moves on).
+      // Whatever comes once the stream has ended (a read that was under way) is let go.
       const send = (current: StoredImport) => {
-        const text = JSON.stringify(current)
-        if (text === last) return
-        last = text
+        if (stream.writableEnded) return
         stream.write(frame(current))
         if (ended.has(current.state)) stop()
       }
       const unsubscribe = runner.onProgress(id, send)
-      const poll = setInterval(() => { imports.get(id).then(current => { if (current !== null) send(current) }, () => {}) }, 1000)
+      // A read that fails ends the stream: the client reconnects, or reads the import.
+      const poll = setInterval(() => { imports.get(id).then(current => send(current!), stop) }, 1000)
       const stop = () => {
         unsubscribe()
         clearInterval(poll)

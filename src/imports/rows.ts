@@ -73,7 +73,7 @@ export async function * fileRows (body: Readable, format: ImportFormat, shape: R
 export class NotUtf8Error extends Error {
   override name = 'NotUtf8Error'
   constructor (readonly offset: number) {
-    super(`The file is not valid UTF-8 (in the ${offset + 1} bytes after byte ${offset})`)
+    super(`The file is not valid UTF-8 (at byte ${offset} or after it)`)
   }
 }
 
@@ -152,17 +152,27 @@ async function * csvRows (text: AsyncIterable<string>, { fields, integers }: Row
   if (header === null) throw new InvalidHeaderError([{ parameter: 'header', detail: 'is missing: the file is empty' }])
 }
 
-/** The text's lines, without their line ends (LF or CRLF). */
+/**
+ * The text's lines, without their line ends (LF or CRLF). A line past longestLine is not held whole: it
+ * is handed on as it stands once (to be refused), and the rest of it passed over.
+ */
 async function * lines (text: AsyncIterable<string>): AsyncGenerator<string> {
   let pending = ''
-  for await (const chunk of text) {
+  let skipping = false
+  for await (let chunk of text) {
+    if (skipping) {
+      const end = chunk.indexOf('\n')
+      if (end === -1) continue
+      chunk = chunk.slice(end + 1)
+      skipping = false
+    }
     const parts = (pending + chunk).split('\n')
     pending = parts.pop()!
     for (const part of parts) yield part.endsWith('\r') ? part.slice(0, -1) : part
-    // A line that never ends is not held whole: it is handed on in pieces, each refused.
     if (pending.length > longestLine) {
       yield pending
       pending = ''
+      skipping = true
     }
   }
   if (pending !== '') yield pending

@@ -322,7 +322,8 @@ export interface ImportChanges {
   finishedAt?: string
   detail?: string
   writtenTo?: number
-  cancelRequested?: boolean
+  /** A cancellation is never taken back. */
+  cancelRequested?: true
   problems?: ImportProblem[]
 }
 
