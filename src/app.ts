@@ -201,6 +201,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']))
   })
   app.decorateRequest('caller', null as never)
+  app.decorateRequest('chargeQuota', null as never)
   const operations: Operations = { health, metrics, metricsToken: config.metricsToken }
   app.decorate('operations', operations)
   const responseHooks = [logRequest?.hook, metrics?.requestFinished].filter(hook => hook !== undefined)

@@ -285,3 +285,15 @@ t.test('an import followed live while its file arrives: a frame every second, fr
   t.ok(frames.filter(frame => frame.state === 'receiving').length >= 2, `${frames.length} frames, polled while receiving`)
   t.equal(frames.at(-1)!.state, 'succeeded')
 })
+
+t.test('the rate limit counts an import by its rows: one request and one per thousand rows; a file that spends the quota stops with nothing written', async t => {
+  const api = await build(t, { rateLimit: { requests: 6, seconds: 60 } })
+  const file = (rows: number) => 'title,author\r\n' + Array.from({ length: rows }, (_, i) => `Book ${i},A\r\n`).join('')
+  const first = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: file(4500) })
+  t.equal(first.statusCode, 202)
+  t.match(first.headers['ratelimit'], /r=1;/, 'one request and four thousands of rows counted')
+  const spent = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: file(2000) })
+  t.equal(spent.statusCode, 429)
+  t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /this import's rows/ })
+  t.ok(Number(spent.headers['retry-after']) > 0)
+})

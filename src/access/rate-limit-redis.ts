@@ -13,7 +13,7 @@ import { MemoryRateLimitStore, type RateLimitStore, type WindowCount } from './r
  * Redis store (INCR, PEXPIRE on the first hit, PTTL).
  */
 const hitScript = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -21,7 +21,7 @@ if ttl < 0 then
 end
 return { count, ttl }`
 
-type Client = Redis & { rateLimitHit (key: string, windowMs: number): Promise<[number, number]> }
+type Client = Redis & { rateLimitHit (key: string, windowMs: number, cost: number): Promise<[number, number]> }
 
 export interface RedisStoreOptions {
   /** redis:// or rediss:// URL (REDIS_URL). */
@@ -87,16 +87,16 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.#shared
   }
 
-  async hit (partition: string, limit: RateLimit, now: number): Promise<WindowCount> {
+  async hit (partition: string, limit: RateLimit, now: number, cost = 1): Promise<WindowCount> {
     if (this.#shared) {
       try {
-        const [count, ttl] = await this.#client.rateLimitHit(`${this.#options.keyPrefix}${limit.seconds}:${partition}`, limit.seconds * 1000)
+        const [count, ttl] = await this.#client.rateLimitHit(`${this.#options.keyPrefix}${limit.seconds}:${partition}`, limit.seconds * 1000, cost)
         return { count, resetAt: now + ttl }
       } catch (error) {
         this.#fail(error as Error)
       }
     }
-    return this.#fallback.count(partition, limit, now)
+    return this.#fallback.count(partition, limit, now, cost)
   }
 
   /** PING: rejects at once while disconnected, after the timeout when Redis hangs. */

@@ -15,8 +15,8 @@ export interface WindowCount {
  * same answers to the client.
  */
 export interface RateLimitStore {
-  /** Counts one request; never rejects, so that counting can never turn a request into a 500. */
-  hit (partition: string, limit: RateLimit, now: number): Promise<WindowCount>
+  /** Counts one request (or `cost` of them); never rejects, so that counting can never turn a request into a 500. */
+  hit (partition: string, limit: RateLimit, now: number, cost?: number): Promise<WindowCount>
   /** Resolves when the store can count right now (for a readiness check); rejects with the reason otherwise. */
   probe (): Promise<void>
   close (): Promise<void>
@@ -32,7 +32,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   #sweepAt = 0
 
   /** The synchronous core, for callers that are already asynchronous and need no extra turn. */
-  count (partition: string, limit: RateLimit, now: number): WindowCount {
+  count (partition: string, limit: RateLimit, now: number, cost = 1): WindowCount {
     if (now >= this.#sweepAt) {
       // Expired windows are dropped now and then, so a flood from many addresses cannot grow the map for ever.
       for (const [key, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(key)
@@ -43,12 +43,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
       window = { count: 0, resetAt: now + limit.seconds * 1000 }
       this.#windows.set(partition, window)
     }
-    window.count++
+    window.count += cost
     return { count: window.count, resetAt: window.resetAt }
   }
 
-  async hit (partition: string, limit: RateLimit, now: number): Promise<WindowCount> {
-    return this.count(partition, limit, now)
+  async hit (partition: string, limit: RateLimit, now: number, cost = 1): Promise<WindowCount> {
+    return this.count(partition, limit, now, cost)
   }
 
   async probe (): Promise<void> {}

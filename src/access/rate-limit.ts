@@ -17,6 +17,16 @@ export async function openRateLimitStore (config: Pick<Config, 'redisUrl' | 'red
   return RedisRateLimitStore.open({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, timeout: config.redisTimeout, ...hooks })
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Counts `cost` more requests against the caller's quota (an import, by its rows) and updates the
+     * RateLimit field; resolves to the seconds until the window ends once the quota is spent, else null.
+     */
+    chargeQuota: (cost: number) => Promise<number | null>
+  }
+}
+
 /** Runs after the caller is identified, so a key's quota follows the key and not the address. */
 export function rateLimit (config: Config, store: RateLimitStore, clock: () => number): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
   return async (request, reply) => {
@@ -24,13 +34,17 @@ export function rateLimit (config: Config, store: RateLimitStore, clock: () => n
     const [policy, limit, partition] = caller.kind === 'key'
       ? ['keyed', config.rateLimit, `key:${caller.keyId}`]
       : ['anonymous', config.rateLimitAnonymous, `address:${request.ip}`]
-    const now = clock()
-    const { count, resetAt } = await store.hit(partition, limit, now)
-    const remaining = Math.max(0, limit.requests - count)
-    const resetIn = Math.max(1, Math.ceil((resetAt - now) / 1000))
-    reply.header('ratelimit-policy', `"${policy}";q=${limit.requests};w=${limit.seconds}`)
-    reply.header('ratelimit', `"${policy}";r=${remaining};t=${resetIn}`)
-    if (count > limit.requests) {
+    const counted = async (cost: number): Promise<number | null> => {
+      const now = clock()
+      const { count, resetAt } = await store.hit(partition, limit, now, cost)
+      const resetIn = Math.max(1, Math.ceil((resetAt - now) / 1000))
+      reply.header('ratelimit-policy', `"${policy}";q=${limit.requests};w=${limit.seconds}`)
+      reply.header('ratelimit', `"${policy}";r=${Math.max(0, limit.requests - count)};t=${resetIn}`)
+      return count > limit.requests ? resetIn : null
+    }
+    request.chargeQuota = counted
+    const resetIn = await counted(1)
+    if (resetIn !== null) {
       reply.header('retry-after', resetIn)
       return sendProblem(reply, {
         type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',

@@ -29,6 +29,16 @@ export interface ImportHandlerOptions {
 
 const ended = new Set<Import['state']>(['succeeded', 'failed', 'cancelled'])
 
+/** Rows of an import the rate limit counts as one request. */
+const rowsPerRequest = 1000
+
+/** The caller's quota ran out while its file was read; the reply carries Retry-After. */
+class QuotaExceededError extends ApiError {
+  constructor (readonly resetIn: number) {
+    super(429, 'https://iana.org/assignments/http-problem-types#quota-exceeded', `Request quota exceeded by this import's rows; retry in ${resetIn} seconds`, undefined, 'Too Many Requests')
+  }
+}
+
 // What a row that repeats or meets a stored record's unique value is told, per collection.
 const names: Record<Collection, { kind: string, id: string, unique: string }> = {
   books: { kind: 'book', id: 'book_id', unique: 'isbn' },
@@ -78,14 +88,23 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
    * Reads, checks and stages the file, `batch` rows at a time, each time moving the import's counts on
    * (and renewing its lease). Returns the file's digest; throws Stopped when the import ends here.
    */
-  async function receive (started: StoredImport, body: Readable): Promise<string> {
+  async function receive (started: StoredImport, body: Readable, charge: (cost: number) => Promise<number | null>): Promise<string> {
     const { import_id: importId, collection, format } = started
     const checker = checkers[collection]
     const hash = createHash('sha256')
     let staged: StagedRow[] = []
     let problems: ImportProblem[] = []
     let counts = { read: 0, refused: 0, bytes: 0 }
+    let read = 0
     const flush = async (): Promise<void> => {
+      // The upload counted as one request; its rows count one more per thousand, as they are read.
+      read += counts.read
+      const owed = Math.floor(read / rowsPerRequest) - Math.floor((read - counts.read) / rowsPerRequest)
+      const resetIn = owed > 0 ? await charge(owed) : null
+      if (resetIn !== null) {
+        throw new Stopped('failed', `The request quota ran out after ${read} rows (an import counts as one request per ${rowsPerRequest} rows); nothing was written.`,
+          new QuotaExceededError(resetIn))
+      }
       const repeats = await imports.stage(importId, staged)
       for (const { line, earlier, field } of repeats) {
         const name = field === 'id' ? names[collection].id : names[collection].unique
@@ -170,13 +189,14 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       }
       let answer: StoredImport
       try {
-        const fingerprint = await receive((await imports.get(importId))!, body)
+        const fingerprint = await receive((await imports.get(importId))!, body, async cost => request.chargeQuota(cost))
         await imports.update(importId, {}, runner.lease(), fingerprint)
         answer = await settle(importId)
       } catch (error) {
         if (!(error instanceof Stopped)) throw error
         await imports.unstage(importId)
         answer = runner.told(await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail }, runner.lease()))
+        if (error.answer instanceof QuotaExceededError) reply.header('retry-after', error.answer.resetIn)
         if (error.answer !== null) throw error.answer
       }
       return reply.code(202).header('location', `/imports/${importId}`).send(view(answer))
