@@ -222,7 +222,8 @@ export interface paths {
          *     are, so that an export imports back unchanged. Limits: `IMPORT_MAX_BYTES` (1 GiB) and
          *     `IMPORT_MAX_ROWS` (2,000,000) per file; beyond either, a 413 naming it and nothing written.
          *     An `Idempotency-Key` makes a retried upload answer the first one's import instead of
-         *     starting a second. The rate limit counts an import as one request and one more per 1,000
+         *     starting a second (while the first is still being received, a 409); an upload that never
+         *     arrived whole (cut, refused, over a limit) frees its key, so that its retry starts afresh. The rate limit counts an import as one request and one more per 1,000
          *     rows read; a file that spends the quota stops there (429, nothing written).
          */
         post: operations["createImport"];

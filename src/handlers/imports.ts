@@ -195,7 +195,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       } catch (error) {
         if (!(error instanceof Stopped)) throw error
         await imports.unstage(importId)
-        answer = runner.told(await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail }, runner.lease()))
+        answer = runner.told(await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail, releaseKey: true }, runner.lease()))
         if (error.answer instanceof QuotaExceededError) reply.header('retry-after', error.answer.resetIn)
         if (error.answer !== null) throw error.answer
       }

@@ -57,6 +57,7 @@ export class ImportRunner {
         this.#told(await imports.update(claimed.import_id, {
           state: 'failed',
           finishedAt: new Date(clock()).toISOString(),
+          releaseKey: true,
           detail: `The upload was cut off after ${claimed.rows.read} rows, when the node receiving it stopped; nothing was written. Upload the file again.`
         }))
       } else {

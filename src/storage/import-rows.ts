@@ -69,6 +69,7 @@ export function changedColumns (current: StoredImport, changes: ImportChanges): 
   if (changes.detail !== undefined) columns['detail'] = changes.detail
   if (changes.writtenTo !== undefined) columns['written_to'] = changes.writtenTo
   if (changes.cancelRequested === true) columns['cancel_requested'] = 1
+  if (changes.releaseKey === true) columns['idempotency_key'] = null
   if (changes.problems !== undefined && changes.problems.length > 0) {
     const room = Math.max(0, problemsKept - current.problems.length)
     columns['problems'] = JSON.stringify([...current.problems, ...changes.problems.slice(0, room)])

@@ -324,6 +324,8 @@ export interface ImportChanges {
   writtenTo?: number
   /** A cancellation is never taken back. */
   cancelRequested?: true
+  /** Frees the import's idempotency key: its file never arrived whole, so a retry of the upload starts afresh. */
+  releaseKey?: true
   problems?: ImportProblem[]
 }
 

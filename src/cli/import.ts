@@ -1,0 +1,11 @@
+// Process entry of the import CLI (npm run import); the work is in transfer-commands.ts.
+import { runImport } from './transfer-commands.js'
+
+process.exitCode = await runImport(process.argv.slice(2), {
+  io: { out: line => process.stdout.write(line + '\n'), err: line => process.stderr.write(line + '\n') },
+  progress: { tty: process.stderr.isTTY, write: text => process.stderr.write(text) },
+  env: process.env,
+  stdout: process.stdout,
+  fetch,
+  retryMs: 1000
+})
