@@ -44,7 +44,7 @@ t.test('import then export: rows written and summed up; the export holds them; e
   writeFileSync(join(dir, 'books.csv'), 'title,author\r\n' + Array.from({ length: 1200 }, (_, i) => `Book ${i},A\r\n`).join(''))
   const imported = world(origin, { tty: true })
   t.equal(await runImport([join(dir, 'books.csv')], imported.env), 0)
-  t.match(imported.progress.join(''), /\r\u001b\[Kuploading books\.csv: \d+ % of/, 'progress rewritten in place on a terminal')
+  t.ok(imported.progress.some(text => text.startsWith('\r\u001b[Kuploading books.csv: ')), 'progress rewritten in place on a terminal')
   t.match(imported.progress.at(-1), /books\.csv → \/imports\/[0-9a-f-]+: succeeded: 1,200 of 1,200 rows written, 0 refused/)
   const file = join(dir, 'out.ndjson')
   const exported = world(origin)
