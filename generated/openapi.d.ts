@@ -258,7 +258,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel an import
-         * @description Stops the import after the batch being written, if it has not ended; the records already written stay (in `mode=all` none are written before every row was checked, but a cancelled import may have written some batches). Answers the import as it is then; it is `cancelled` once its runner stops, within a batch. An import that has ended is a 409.
+         * @description Stops the import: while its file is being received, nothing is written; in `mode=valid`, after the batch being written, and the records already written stay. An import in `mode=all` whose rows all passed and are being written runs to its end (cancelling it then would leave the file half written): a 409, as for an import that has ended. Answers the import as it is then; it is `cancelled` once its runner stops, within a batch.
          */
         delete: operations["cancelImport"];
         options?: never;

@@ -19,6 +19,7 @@ import { oneSizeRun, scaleRun } from './bench/runs.mjs'
 import { listCursors, scenarios } from './bench/scenarios.mjs'
 import { seedEngines } from './bench/seed.mjs'
 import { startCeiling } from './bench/servers.mjs'
+import { bulkRun } from './bench/bulk.mjs'
 
 run('bench', async () => {
   pinLoadGenerator()
@@ -28,6 +29,11 @@ run('bench', async () => {
     progress('building the service (npm run build)')
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
     if (build.status !== 0) throw new Error('npm run build failed')
+  }
+  if (opts.bulk) {
+    const { text } = await bulkRun()
+    console.log('\n' + text)
+    return
   }
   const dir = mkdtempSync(join(os.tmpdir(), 'books-bench-'))
   let ceiling

@@ -101,6 +101,14 @@ t.test('formats, headers and what an export refuses', async t => {
   }
 })
 
+t.test('export batches: a read that fails closes the snapshot once, and the failure reaches the reader', async t => {
+  let closed = 0
+  const batches = exportBatches(async () => { throw new Error('the disk went away') }, () => { closed++ })[Symbol.asyncIterator]()
+  await t.rejects(batches.next(), { message: 'the disk went away' })
+  t.same(await batches.next(), { done: true, value: undefined }, 'and nothing more')
+  t.equal(closed, 1)
+})
+
 /** An export whose first batch is `row` and whose end waits for release(); counts its closes. */
 function heldExport (position: string, fields: string[], row: unknown[]) {
   let release = () => {}

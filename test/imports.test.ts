@@ -197,7 +197,12 @@ t.test('cancelling: while the file arrives nothing is written; while rows are wr
   t.match(answer, { state: 'cancelled', rows: { written: 0 } })
   t.equal((await api.request({ url: '/books' })).json().items.length, 0, 'nothing written')
 
-  const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: ndjson, payload: Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n') })
+  const file = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n')
+  const all = await api.request({ method: 'POST', url: '/imports?collection=books', headers: ndjson, payload: file })
+  const refused = await api.request({ method: 'DELETE', url: all.headers['location'] as string })
+  t.match(refused.json(), { status: 409, detail: /mode=all.*half written/ }, 'mode=all runs to its end once writing')
+  await eventually(async () => (await api.request({ url: all.headers['location'] as string })).json().state, state => state === 'succeeded', 'the mode=all import ended')
+  const started = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: ndjson, payload: file })
   const location = started.headers['location'] as string
   const cancelled = await api.request({ method: 'DELETE', url: location })
   t.equal(cancelled.statusCode, 202)
@@ -296,4 +301,67 @@ t.test('the rate limit counts an import by its rows: one request and one per tho
   t.equal(spent.statusCode, 429)
   t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /this import's rows/ })
   t.ok(Number(spent.headers['retry-after']) > 0)
+})
+
+t.test('an upload cut midway: the import ends failed, saying so, with nothing written; a body on an operation that takes none is a 415', async t => {
+  const api = await service(t)
+  const upload = new PassThrough()
+  upload.write('title,author\r\n' + 'Dune,Frank Herbert\r\n'.repeat(700))
+  const posted = api.app.inject({ method: 'POST', url: '/imports?collection=books', headers: { ...csv, authorization: `Bearer ${adminKey}` }, payload: upload })
+  await eventually(async () => (await api.request({ url: '/imports' })).json().items[0], job => job?.rows.read >= 500, 'the first batch received')
+  upload.destroy(new Error('the connection was reset'))
+  await posted.catch(() => null)
+  const job = await eventually(async () => (await api.request({ url: '/imports' })).json().items[0], found => found.state !== 'receiving', 'the import ended')
+  t.match(job, { state: 'failed', detail: /stopped before the end of the file; nothing was written/ })
+  t.equal((await api.request({ url: '/books' })).json().items.length, 0)
+  const deleted = await api.request({ method: 'DELETE', url: '/books/0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', headers: { 'content-type': 'text/xml' }, payload: '<book/>' })
+  t.match(deleted.json(), { status: 415, detail: 'This operation takes no request body' })
+})
+
+t.test('a runner that fails (the database, say) leaves the import to its lease: it is taken up again and finished', async t => {
+  const repositories = await openTestRepositories(t)
+  const { imports } = repositories
+  let failures = 1
+  const failing = {
+    ...repositories,
+    imports: {
+      start: imports.start.bind(imports),
+      stage: imports.stage.bind(imports),
+      conflicts: imports.conflicts.bind(imports),
+      staged: async (importId: string, after: number, limit: number) => {
+        if (failures-- > 0) throw new Error('the database went away')
+        return imports.staged(importId, after, limit)
+      },
+      unstage: imports.unstage.bind(imports),
+      update: imports.update.bind(imports),
+      get: imports.get.bind(imports),
+      list: imports.list.bind(imports),
+      claim: imports.claim.bind(imports)
+    }
+  }
+  const api = await build(t, { ...unlimited, importLeaseMs: 1000 }, { repositories: failing })
+  const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,author\r\nDune,A\r\n' })
+  const ended = await eventually(async () => (await api.request({ url: started.headers['location'] as string })).json(), job => job.state !== 'running', 'taken up again')
+  t.match(ended, { state: 'succeeded', rows: { written: 1 } })
+})
+
+t.test('a file of 100,000 rows: every row written, one event each, exported back whole', async t => {
+  const api = await service(t)
+  const rows = 100_000
+  const position = (await api.request({ url: '/books' })).headers['events-cursor'] as string
+  const { ended } = await imported(api, 'collection=books', csv, 'title,author,published_year\r\n' + Array.from({ length: rows }, (_, i) => `Book ${i},Author ${i % 100},${1900 + i % 100}\r\n`).join(''))
+  t.match(ended, { state: 'succeeded', rows: { read: rows, written: rows, refused: 0 } })
+  const lines = (await exported(api, '/books?published_year_min=1950', 'text/csv')).split('\r\n')
+  t.equal(lines.length - 2, rows / 2, 'the export of half of them')
+  const events = await eventually(async () => {
+    let count = 0
+    for (let after = position, more = true; more;) {
+      const page = (await api.request({ url: `/events?types=book.created&limit=500&after=${after}` })).json()
+      count += page.items.length
+      more = page.items.length > 0
+      after = page.next_cursor
+    }
+    return count
+  }, count => count === rows, 'an event per record')
+  t.equal(events, rows)
 })

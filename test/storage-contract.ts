@@ -268,4 +268,55 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     }
     t.equal((await books.create(book({ title: 'After' }))).revision, 1, 'writes go on once exports are left')
   })
+
+  t.test('imports: started once per key, rows staged with repeats named, conflicts with stored records found, counts kept, leases claimed once', async t => {
+    const { imports, books, students } = await opened(t)
+    const now = Date.now()
+    const started = { import_id: 'import-1', keyId: 'key-1', collection: 'books' as const, mode: 'valid' as const, format: 'csv' as const, created_at: new Date(now).toISOString(), idempotencyKey: 'k' }
+    t.equal(await imports.start(started, 'node-a', now + 60_000), null, 'stored')
+    t.match(await imports.start({ ...started, import_id: 'import-2' }, 'node-a', now + 60_000), { import_id: 'import-1', state: 'receiving' }, 'the key is held: the first import')
+    const id = (n: number) => `01a21d0c-0000-7000-8000-${String(n).padStart(12, '0')}`
+    const rows = [1, 2, 3, 4, 5].map(line => ({ line, recordId: id(line), unique: line === 3 ? '9780306406157' : null, record: JSON.stringify({ title: `Row ${line}`, author: 'A', isbn: null, published_year: null }) }))
+    t.same(await imports.stage('import-1', rows), [])
+    t.same(await imports.stage('import-1', [{ ...rows[0]!, line: 6 }, { ...rows[2]!, line: 7, recordId: id(7) }, { line: 8, recordId: id(8), unique: null, record: '{}' }]),
+      [{ line: 6, earlier: 1, field: 'id' }, { line: 7, earlier: 3, field: 'unique' }], 'a repeat of an earlier row\'s id or unique value is not staged')
+    await books.create({ title: 'Stored', author: 'B', isbn: '9780306406157', published_year: null })
+    await books.create({ title: 'Stored too', author: 'B', isbn: null, published_year: null }, undefined, { id: id(5) })
+    t.same(await imports.conflicts('import-1', 'books'), [{ line: 3, field: 'unique' }, { line: 5, field: 'id' }])
+    await imports.unstage('import-1', [3, 5])
+    t.same((await imports.staged('import-1', 1, 2)).map(row => row.line), [2, 4], 'after a line, in line order')
+    const problems = Array.from({ length: 1001 }, (_, i) => ({ line: i + 1, type: '/problems/validation-error' as const, detail: 'is required' }))
+    const updated = await imports.update('import-1', { read: 8, refused: 3, bytes: 100, problems, state: 'running', startedAt: new Date(now).toISOString(), writtenTo: 2, cancelRequested: true }, { runner: 'node-a', until: now + 60_000 }, 'digest')
+    t.match(updated, { state: 'running', cancel_requested: true, rows: { read: 8, written: 0, refused: 3 }, bytes: 100, problems_omitted: 1, fingerprint: 'digest', writtenTo: 2 })
+    t.equal(updated.problems.length, 1000)
+    t.match(await imports.update('import-1', { written: 2, releaseKey: true }), { rows: { written: 2 }, idempotencyKey: null })
+    t.equal(await imports.start({ ...started, import_id: 'import-3' }, 'node-a', now + 60_000), null, 'a released key may start another import')
+    await imports.start({ ...started, import_id: 'import-4', keyId: 'key-2', collection: 'students', idempotencyKey: null }, 'node-b', now - 1)
+    t.same((await imports.list('key-1', 10)).map(job => job.import_id).sort(), ['import-1', 'import-3'])
+    t.equal((await imports.list(null, 10)).length, 3)
+    t.equal(await imports.get('none'), null)
+    await students.createMany([{ values: { name: 'Ada', email: 'Ada@Example.org', enrollment_year: null, status: 'active' }, given: { id: id(10) } }])
+    t.same((await exportedRows((await students.export(creationOrder)).batches)).map(row => row[0]), [id(10)])
+    t.same(await imports.stage('import-4', [{ line: 1, recordId: id(9), unique: 'ada@example.org', record: '{}' }]), [])
+    t.same(await imports.conflicts('import-4', 'students'), [{ line: 1, field: 'unique' }], 'an email held in another letter case')
+    // Only import-4's lease has run out: of two nodes claiming at once, one gets it.
+    const claims = await Promise.all([imports.claim('node-c', now, now + 60_000), imports.claim('node-d', now, now + 60_000)])
+    t.same(claims.map(claim => claim?.import_id ?? null).sort(), ['import-4', null].sort())
+    t.equal(await imports.claim('node-c', now, now + 60_000), null, 'nothing left to claim')
+    await imports.unstage('import-1')
+    t.same(await imports.staged('import-1', 0, 10), [])
+  })
+
+  t.test('createMany: every record written as given, each refusal in its place, with the others written', async t => {
+    const { books } = await opened(t)
+    const outcomes = await books.createMany([
+      { values: book({ title: 'One', isbn: '9780306406157' }), given: { id: '01a21d0c-0000-7000-8000-000000000011', createdAt: '2020-01-01T00:00:00.000Z' } },
+      { values: book({ title: 'Two', isbn: '9780306406157' }), given: { id: '01a21d0c-0000-7000-8000-000000000012' } },
+      { values: book({ title: 'Three' }), given: { id: '01a21d0c-0000-7000-8000-000000000013', createdAt: '2020-01-01T00:00:00.000Z', updatedAt: '2021-01-01T00:00:00.000Z' } }
+    ])
+    t.match(outcomes, [{ record: { title: 'One', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:00:00.000Z' } }, { statusCode: 409, message: 'Another book already has this isbn' }, { record: { updated_at: '2021-01-01T00:00:00.000Z' } }])
+    t.equal(outcomes[1] instanceof DuplicateError, true)
+    t.equal((await books.get('01a21d0c-0000-7000-8000-000000000013'))?.record.updated_at, '2021-01-01T00:00:00.000Z')
+    t.equal(await books.get('01a21d0c-0000-7000-8000-000000000012'), null)
+  })
 }

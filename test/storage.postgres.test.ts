@@ -1,7 +1,15 @@
 // The repository contract on PostgreSQL, each test on a database of its own.
 import pg from 'pg'
 import t from 'tap'
-import { creationOrder } from '../src/storage/list-sql.js'
+import { creationOrder, defaultListLimits } from '../src/storage/list-sql.js'
+import type { Book } from '../src/contract/api-types.js'
+import { bookTable } from '../src/storage/tables.js'
+import type { BookValues } from '../src/storage/types.js'
+import { connect, PipelinedClients } from '../src/storage/postgres/connection.js'
+import { GroupCommit } from '../src/storage/postgres/group-commit.js'
+import { bookTypes } from '../src/storage/postgres/index.js'
+import { PostgresTable } from '../src/storage/postgres/table.js'
+import { PostgresEventFeed } from '../src/storage/postgres/events.js'
 import { eventually } from './helper.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { testDatabase, withPostgres } from './postgres.js'
@@ -33,5 +41,28 @@ await withPostgres(t, t => {
     const read = await repositories.books.export(creationOrder)
     t.equal((await exportedRows(read.batches)).length, 1)
     await eventually(open, n => n === before, 'and once it is read to its end')
+  })
+
+  t.test('PostgreSQL only: an export whose snapshot cannot be opened fails, closing its connection; a record of a createMany the database refuses fails the batch', async t => {
+    const url = await testDatabase(t)
+    const settings = { url, connections: 1, connectTimeout: 2000, statementTimeout: 5000 }
+    const reads = new PipelinedClients(settings)
+    const writes = new GroupCommit(() => connect(settings, true))
+    t.teardown(async () => { await writes.close(); await reads.close() })
+    let ended = 0
+    const refusing = async () => {
+      const client = await connect(settings, false, true)
+      const end = client.end.bind(client)
+      return Object.assign(client, {
+        query: async () => { throw new Error('the server is in recovery') },
+        end: async () => { ended++; await end() }
+      }) as pg.Client
+    }
+    const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: refusing })
+    await t.rejects(books.export(creationOrder, true), { message: 'the server is in recovery' })
+    t.equal(ended, 1, 'its connection closed')
+    const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
+    // PostgreSQL cannot store NUL in text: not a refusal of one record, a fault.
+    await t.rejects(books.createMany([{ values: { ...values, title: 'a\u0000b' }, given: { id: '01a21d0c-0000-7000-8000-000000000001' } }]), { code: '22021' })
   })
 })

@@ -52,3 +52,13 @@ t.test('SQLite only: an export reads in a transaction of its own, which holds th
   t.equal((await exportedRows(read.batches)).length, 2)
   t.notOk(blocked(), 'released once read to its end')
 })
+
+t.test('SQLite only: a record of a createMany that fails for another reason than a taken value fails the batch, which writes nothing', async t => {
+  const repositories = openSqliteRepositories(tempDatabase(t))
+  t.teardown(() => repositories.close())
+  const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
+  // STRICT tables refuse a value of the wrong type: not a refusal of one record, a fault of the batch.
+  await t.rejects(repositories.books.createMany([{ values, given: { id: '01a21d0c-0000-7000-8000-000000000001' } }, { values: { ...values, published_year: 'soon' as unknown as number }, given: { id: '01a21d0c-0000-7000-8000-000000000002' } }]),
+    { code: 'SQLITE_CONSTRAINT_DATATYPE' })
+  t.same((await repositories.books.list(creationOrder, 10, null)).items, [])
+})

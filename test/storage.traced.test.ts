@@ -41,10 +41,11 @@ t.test('every call of the contract above made a span named after its store and m
   const names = new Set(exporter.getFinishedSpans().map(span => span.name))
   t.same([...names].sort(), [
     'apiKeys.create', 'apiKeys.find', 'apiKeys.list', 'apiKeys.revoke',
-    'books.create', 'books.delete', 'books.get', 'books.list', 'books.replace',
+    'books.create', 'books.createMany', 'books.delete', 'books.export', 'books.get', 'books.list', 'books.replace',
     'events.check', 'events.head', 'events.oldest', 'events.read',
     'idempotency.find',
-    'students.create', 'students.get', 'students.list', 'students.replace',
+    'imports.get', 'imports.list', 'imports.start', 'imports.update',
+    'students.create', 'students.createMany', 'students.export', 'students.get', 'students.list', 'students.replace',
     'webhooks.create', 'webhooks.delete', 'webhooks.enable', 'webhooks.get', 'webhooks.list', 'webhooks.rotate'
   ])
   t.ok(exporter.getFinishedSpans().every(span => span.kind === SpanKind.INTERNAL && span.attributes['db.system.name'] === 'sqlite'))

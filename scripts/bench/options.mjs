@@ -33,6 +33,8 @@ const usage = `usage: npm run bench -- [options]
                        scripts/bench/peers/platformatic on first use (npm ci --prefix, a few minutes)
   --postgres-url URL   the PostgreSQL server for --engine postgres (default $BENCH_POSTGRES_URL or
                        postgres://postgres@127.0.0.1:5432/postgres); only its bsa_bench_* databases are touched
+  --bulk               imports --books books (default 1000000 here) from CSV through HTTP with single POSTs
+                       beside it, exports them as CSV, then sends the same books one POST each (issue 26)
   --env KEY=VALUE      an environment variable for the service (repeatable), e.g. --env OTEL_TRACES_EXPORTER=otlp;
                        named in the report, and not with --write (the default's sections would hold another setup)`
 
@@ -54,7 +56,8 @@ export const { opts, badUsage, positive } = commandLine('npm run bench', usage, 
   engine: { type: 'string' },
   peers: { type: 'boolean', default: false },
   'postgres-url': { type: 'string', default: defaultPostgresUrl },
-  env: { type: 'string', multiple: true, default: [] }
+  env: { type: 'string', multiple: true, default: [] },
+  bulk: { type: 'boolean', default: false }
 })
 export const settings = {
   runs: positive('runs', opts.runs ?? (opts.quick || opts.scale ? 1 : 3)),
@@ -63,7 +66,7 @@ export const settings = {
   warmup: opts.quick ? 0.5 : opts.peers ? 5 : 2,
   connections: positive('connections', opts.connections),
   // The peers were first compared at 1,000 books (issue 24).
-  books: positive('books', opts.books ?? (opts.peers ? 1000 : 10000)),
+  books: positive('books', opts.books ?? (opts.peers ? 1000 : opts.bulk ? 1_000_000 : 10000)),
   sizes: opts.sizes.split(',').map(s => positive('sizes', s)),
   students: 1000
 }

@@ -70,7 +70,6 @@ export async function * csvRecords (chunks: AsyncIterable<string>): AsyncGenerat
       if (read.cells !== null) yield { line: start, cells: read.cells }
       else if (read.error !== null) yield { line: start, error: read.error }
     }
-    if (last) return
   }
 }
 

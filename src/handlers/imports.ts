@@ -238,6 +238,10 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const id = recordId(request.params.import_id)
       const found = await owned(request, id)
       if (ended.has(found.state)) throw new ApiError(409, '/problems/import-ended', `The import has already ended (${found.state})`, undefined, 'Conflict')
+      // All or nothing: once every row passed and writing began, stopping would leave part of the file written.
+      if (found.mode === 'all' && found.state === 'running') {
+        throw new ApiError(409, '/problems/import-ended', 'The import (mode=all) is writing rows that all passed their checks; cancelling now would leave it half written, so it runs to its end', undefined, 'Conflict')
+      }
       return reply.code(202).send(view(await imports.update(id, { cancelRequested: true })))
     }
   }

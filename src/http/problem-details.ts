@@ -130,7 +130,11 @@ export function invalidJsonDetail (text: string): string {
 export function requestErrorDetail (error: FastifyError, request: FastifyRequest): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return `The request body must be ${(request.routeOptions.config.bodyTypes ?? ['application/json']).join(' or ')}`
+    {
+      // Every operation's route lists them (src/http/protocol.ts); no other route reads a body.
+      const types = request.routeOptions.config.bodyTypes!
+      return types.length === 0 ? 'This operation takes no request body' : `The request body must be ${types.join(' or ')}`
+    }
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this server accepts`
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

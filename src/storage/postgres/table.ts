@@ -331,7 +331,8 @@ export class PostgresTable<T, V extends object> {
 
   async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>> {
     const now = new Date().toISOString()
-    const record = { [this.#spec.idColumn]: given?.id ?? uuidv7(), ...values, created_at: given?.createdAt ?? now, updated_at: given?.updatedAt ?? now } as Row
+    const createdAt = given?.createdAt ?? now
+    const record = { [this.#spec.idColumn]: given?.id ?? uuidv7(), ...values, created_at: createdAt, updated_at: given?.updatedAt ?? createdAt } as Row
     const created: Versioned<T> = { record: record as T, revision: 1 }
     const derived = derivedColumns(this.#spec, values)
     const row = this.#columns.map(c => record[c] ?? derived[c] ?? null)

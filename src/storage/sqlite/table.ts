@@ -115,7 +115,8 @@ export class SqliteTable<T, V extends object> {
       this.#dropPages()
       const now = new Date()
       const time = now.toISOString()
-      const record = { [idColumn]: given?.id ?? uuidv7(), ...values, created_at: given?.createdAt ?? time, updated_at: given?.updatedAt ?? time }
+      const createdAt = given?.createdAt ?? time
+      const record = { [idColumn]: given?.id ?? uuidv7(), ...values, created_at: createdAt, updated_at: given?.updatedAt ?? createdAt }
       // A new row's revision is the column's default, 1.
       const created: Versioned<T> = { record: record as T, revision: 1 }
       // The key is claimed first: a request whose key another process stored meanwhile replays that
