@@ -221,6 +221,9 @@ export interface paths {
          *     carry the id and times of a record exported from this or another deployment, kept as they
          *     are, so that an export imports back unchanged. Limits: `IMPORT_MAX_BYTES` (1 GiB) and
          *     `IMPORT_MAX_ROWS` (2,000,000) per file; beyond either, a 413 naming it and nothing written.
+         *     The upload is one request: it must arrive and be checked within the server's
+         *     `REQUEST_TIMEOUT` (30 s by default), else a 408 and nothing written; an operator raises it
+         *     for files of millions of rows (about 40,000 rows a second are received on a small server).
          *     An `Idempotency-Key` makes a retried upload answer the first one's import instead of
          *     starting a second (while the first is still being received, a 409); an upload that never
          *     arrived whole (cut, refused, over a limit) frees its key, so that its retry starts afresh. The rate limit counts an import as one request and one more per 1,000

@@ -123,6 +123,8 @@ export class ImportRunner {
       }
       const outcome = await this.#batch(current, rows)
       this.#told(await imports.update(importId, { written: outcome.written, refused: outcome.refused.length, problems: outcome.refused, writtenTo: outcome.last }, this.lease()))
+      // Written rows are not read again (a runner taking the import up goes on after writtenTo).
+      await imports.unstage(importId, rows.map(row => row.line))
       // Other requests go first between batches.
       await yieldToLoop()
     }

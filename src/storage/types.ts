@@ -342,7 +342,7 @@ export interface ImportStore {
   conflicts (importId: string, table: 'books' | 'students'): Promise<{ line: number, field: 'id' | 'unique' }[]>
   /** Up to `limit` staged rows after line `after`, in line order. */
   staged (importId: string, after: number, limit: number): Promise<StagedRow[]>
-  /** Removes staged rows: these lines, or every row of the import. */
+  /** Removes staged rows: these lines, or every row of the import (in bounded steps). */
   unstage (importId: string, lines?: number[]): Promise<void>
   /** Applies `changes` and, when given, sets the fingerprint; renews the lease of `runner` to `leaseUntil` when given. Returns the import as it is now. */
   update (importId: string, changes: ImportChanges, lease?: { runner: string, until: number }, fingerprint?: string): Promise<StoredImport>

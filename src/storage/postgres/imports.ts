@@ -9,7 +9,7 @@ const stored = {
   students: { id: 'student_id', unique: 'lower(s.email)' }
 }
 
-/** Staged lines compared with the stored records per statement: each a bounded join, well inside the statement timeout. */
+/** Staged lines compared with the stored records, or deleted, per statement: each bounded, well inside the statement timeout. */
 const conflictSpan = 20_000
 
 export class PostgresImports implements ImportStore {
@@ -83,8 +83,18 @@ export class PostgresImports implements ImportStore {
   }
 
   async unstage (importId: string, lines?: number[]): Promise<void> {
-    if (lines === undefined) await this.#db.query({ text: 'DELETE FROM import_rows WHERE import_id = $1', values: [importId] })
-    else await this.#db.query({ text: 'DELETE FROM import_rows WHERE import_id = $1 AND line = ANY($2::bigint[])', values: [importId, lines] })
+    if (lines !== undefined) {
+      await this.#db.query({ text: 'DELETE FROM import_rows WHERE import_id = $1 AND line = ANY($2::bigint[])', values: [importId, lines] })
+      return
+    }
+    // In steps, each well inside the statement timeout.
+    for (;;) {
+      const { rowCount } = await this.#db.query({
+        text: `DELETE FROM import_rows WHERE import_id = $1 AND line IN (SELECT line FROM import_rows WHERE import_id = $1 LIMIT ${conflictSpan})`,
+        values: [importId]
+      })
+      if (rowCount === 0) return
+    }
   }
 
   /**
