@@ -1489,10 +1489,7 @@ export interface components {
         Limit: number;
         /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
         Cursor: string;
-        /**
-         * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
-         * @example true
-         */
+        /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
         ExportBom: boolean;
         /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
         BookSearch: string;
@@ -1740,10 +1737,7 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
                 sort?: components["parameters"]["BookSort"];
-                /**
-                 * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
-                 * @example true
-                 */
+                /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
                 bom?: components["parameters"]["ExportBom"];
             };
             header?: never;
@@ -2028,10 +2022,7 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
                 sort?: components["parameters"]["StudentSort"];
-                /**
-                 * @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`.
-                 * @example true
-                 */
+                /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
                 bom?: components["parameters"]["ExportBom"];
             };
             header?: never;

@@ -41,7 +41,7 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   await page.goto(`${origin}/docs`)
   await page.locator('.opblock').first().waitFor()
   t.same(await page.locator('.opblock-tag').allInnerTexts().then(tags => tags.map(tag => tag.split('\n')[0]!.trim())),
-    ['books', 'students', 'events', 'webhooks'], 'operations grouped by resource')
+    ['books', 'students', 'events', 'imports', 'webhooks'], 'operations grouped by resource')
   t.equal(await page.locator('.opblock-tag-section:has(#operations-tag-books) .opblock').count(), 5,
     'five book operations')
   t.equal(await page.locator('.webhooks .opblock').count(), 5, 'the Webhooks section shows the five event types a receiver gets')
