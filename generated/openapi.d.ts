@@ -253,8 +253,8 @@ export interface paths {
          * Get an import, or follow it live
          * @description The import's state, counts, rate and report, if this key started it (an admin key gets any;
          *     another key's is 404). With `Accept: text/event-stream`, its progress live: an `import`
-         *     frame with the import as JSON at once, after each batch of rows, and every second, the last
-         *     one when it ends (`succeeded`, `failed` or `cancelled`), then the stream closes.
+         *     frame with the import as JSON at once and every second (whichever node writes it), the
+         *     last one when it ends (`succeeded`, `failed` or `cancelled`), then the stream closes.
          */
         get: operations["getImport"];
         put?: never;

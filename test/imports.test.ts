@@ -213,7 +213,7 @@ t.test('cancelling: while the file arrives nothing is written; while rows are wr
   t.equal((await api.request({ method: 'DELETE', url: location })).statusCode, 409, 'nothing left to cancel')
 })
 
-t.test('an import followed live: a frame whenever it moves on, the last when it ends, then the stream closes', async t => {
+t.test('an import followed live: a frame every second, the last when it ends, then the stream closes', async t => {
   const api = await service(t)
   const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: ndjson, payload: Array.from({ length: 3000 }, (_, i) => JSON.stringify({ title: `Book ${i}`, author: 'A' })).join('\n') })
   const location = started.headers['location'] as string

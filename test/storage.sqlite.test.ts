@@ -2,6 +2,7 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { sqliteExport } from '../src/storage/sqlite/export.js'
 import { tempDatabase } from './helper.js'
 import { exportedRows, storageContract } from './storage-contract.js'
 import { creationOrder } from '../src/storage/list-sql.js'
@@ -61,4 +62,16 @@ t.test('SQLite only: a record of a createMany that fails for another reason than
   await t.rejects(repositories.books.createMany([{ values, given: { id: '01a21d0c-0000-7000-8000-000000000001' } }, { values: { ...values, published_year: 'soon' as unknown as number }, given: { id: '01a21d0c-0000-7000-8000-000000000002' } }]),
     { code: 'SQLITE_CONSTRAINT_DATATYPE' })
   t.same((await repositories.books.list(creationOrder, 10, null)).items, [])
+})
+
+t.test('SQLite only: an export whose snapshot cannot be read closes the connection it opened', async t => {
+  const path = tempDatabase(t)
+  const repositories = openSqliteRepositories(path)
+  t.teardown(() => repositories.close())
+  await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
+  const db = new Database(path)
+  t.teardown(() => db.close())
+  t.throws(() => sqliteExport(db, [], [], () => { throw new Error('the feed cannot be read') }), { message: 'the feed cannot be read' })
+  // Nothing holds the WAL: the export's connection is closed.
+  t.equal((db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]!.busy, 0)
 })

@@ -120,10 +120,8 @@ function readRecord (text: string, from: number, last: boolean): Read | null {
       }
       cells.push(cell)
       const next = text.charCodeAt(i)
-      if (i >= text.length) {
-        if (!last) return null
-        return { cells, error: null, end: i, lines }
-      }
+      // Only the last chunk ends right after a closing quote (any other waits for the next character).
+      if (i >= text.length) return { cells, error: null, end: i, lines }
       if (next === comma) {
         i++
         continue

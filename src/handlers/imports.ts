@@ -110,7 +110,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
         const name = field === 'id' ? names[collection].id : names[collection].unique
         problems.push({ line, type: '/problems/already-exists', detail: `repeats the ${name} of line ${earlier}`, pointer: `#/${name}` })
       }
-      const current = runner.told(await imports.update(importId, { ...counts, refused: counts.refused + repeats.length, problems }, runner.lease()))
+      const current = await imports.update(importId, { ...counts, refused: counts.refused + repeats.length, problems }, runner.lease())
       ;[staged, problems, counts] = [[], [], { read: 0, refused: 0, bytes: 0 }]
       if (current.cancel_requested) throw new Stopped('cancelled', `Cancelled while the file was being received, after ${current.rows.read} rows; nothing was written.`, null)
     }
@@ -152,16 +152,16 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
     const refused = current.rows.refused + lines.length
     if (current.mode === 'all' && refused > 0) {
       await imports.unstage(importId)
-      return runner.told(await imports.update(importId, {
+      return imports.update(importId, {
         state: 'failed',
         refused: lines.length,
         problems,
         finishedAt: now(),
         detail: `${refused} of ${current.rows.read} rows were refused (see problems), so nothing was written (mode=all)`
-      }, runner.lease()))
+      }, runner.lease())
     }
     if (lines.length > 0) await imports.unstage(importId, lines)
-    const running = runner.told(await imports.update(importId, { state: 'running', startedAt: now(), refused: lines.length, problems }, runner.lease()))
+    const running = await imports.update(importId, { state: 'running', startedAt: now(), refused: lines.length, problems }, runner.lease())
     runner.run(importId)
     return running
   }
@@ -195,7 +195,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       } catch (error) {
         if (!(error instanceof Stopped)) throw error
         await imports.unstage(importId)
-        answer = runner.told(await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail, releaseKey: true }, runner.lease()))
+        answer = await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail, releaseKey: true }, runner.lease())
         if (error.answer instanceof QuotaExceededError) reply.header('retry-after', error.answer.resetIn)
         if (error.answer !== null) throw error.answer
       }
@@ -206,31 +206,19 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const id = recordId(request.params.import_id)
       const found = await owned(request, id)
       if (request.accepts().type(['application/json', 'text/event-stream']) !== 'text/event-stream') return view(found)
-      const stream = new PassThrough()
       reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
       if (request.method === 'HEAD') return reply.send()
-      const frame = (current: StoredImport) => `event: import\ndata: ${JSON.stringify(view(current))}\n\n`
-      stream.write(frame(found))
-      if (ended.has(found.state)) {
-        stream.end()
-        return reply.send(stream)
+      const stream = new PassThrough()
+      // A frame now, then every second (whichever node writes the import), the last when it ends.
+      let timer: NodeJS.Timeout | undefined
+      const tell = (current: StoredImport) => {
+        stream.write(`event: import\ndata: ${JSON.stringify(view(current))}\n\n`)
+        if (ended.has(current.state)) stream.end()
+        // A failed read ends the stream: the client reconnects, or reads the import.
+        else timer = setTimeout(() => { imports.get(id).then(next => tell(next!), () => stream.end()) }, 1000)
       }
-      // This node tells of its own batches at once; another node's are read every second (and the rate moves on).
-      // Whatever comes once the stream has ended (a read that was under way) is let go.
-      const send = (current: StoredImport) => {
-        if (stream.writableEnded) return
-        stream.write(frame(current))
-        if (ended.has(current.state)) stop()
-      }
-      const unsubscribe = runner.onProgress(id, send)
-      // A read that fails ends the stream: the client reconnects, or reads the import.
-      const poll = setInterval(() => { imports.get(id).then(current => send(current!), stop) }, 1000)
-      const stop = () => {
-        unsubscribe()
-        clearInterval(poll)
-        stream.end()
-      }
-      request.raw.once('close', stop)
+      request.raw.once('close', () => clearTimeout(timer))
+      tell(found)
       return reply.send(stream)
     },
 

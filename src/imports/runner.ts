@@ -1,5 +1,4 @@
 // Writes imports' staged rows in batches, each record through its collection's store (so every record has its event), on one node at a time.
-import { EventEmitter } from 'node:events'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { ImportProblem } from '../contract/api-types.js'
 import { DuplicateError } from '../http/errors.js'
@@ -28,13 +27,11 @@ export class ImportRunner {
   readonly #options: ImportRunnerOptions
   /** Imports this node is writing now, and how each one's loop ends. */
   readonly #running = new Map<string, Promise<void>>()
-  readonly #progress = new EventEmitter()
   #sweeper: NodeJS.Timeout | null = null
   #closed = false
 
   constructor (options: ImportRunnerOptions) {
     this.#options = options
-    this.#progress.setMaxListeners(0)
   }
 
   /** The lease to hold from now. */
@@ -54,12 +51,12 @@ export class ImportRunner {
     for (let claimed = await imports.claim(node, clock(), this.lease().until); claimed !== null && !this.#closed; claimed = await imports.claim(node, clock(), this.lease().until)) {
       if (claimed.state === 'receiving') {
         await imports.unstage(claimed.import_id)
-        this.#told(await imports.update(claimed.import_id, {
+        await imports.update(claimed.import_id, {
           state: 'failed',
           finishedAt: new Date(clock()).toISOString(),
           releaseKey: true,
           detail: `The upload was cut off after ${claimed.rows.read} rows, when the node receiving it stopped; nothing was written. Upload the file again.`
-        }))
+        })
       } else {
         this.run(claimed.import_id)
       }
@@ -74,20 +71,6 @@ export class ImportRunner {
       .finally(() => this.#running.delete(importId))
     this.#running.set(importId, done)
   }
-
-  /** Calls `listener` with the import each time this node moves it on; returns what unsubscribes it. */
-  onProgress (importId: string, listener: (current: StoredImport) => void): () => void {
-    this.#progress.on(importId, listener)
-    return () => { this.#progress.off(importId, listener) }
-  }
-
-  /** Tells the import's listeners of it as it is now. */
-  told (current: StoredImport): StoredImport {
-    this.#progress.emit(current.import_id, current)
-    return current
-  }
-
-  readonly #told = (current: StoredImport): StoredImport => this.told(current)
 
   /**
    * Stops taking imports up and lets the batches being written finish, then gives their leases up: the
@@ -109,7 +92,7 @@ export class ImportRunner {
       const now = () => new Date(clock()).toISOString()
       if (current.cancel_requested) {
         await imports.unstage(importId)
-        this.#told(await imports.update(importId, { state: 'cancelled', finishedAt: now() }, this.lease()))
+        await imports.update(importId, { state: 'cancelled', finishedAt: now() }, this.lease())
         return
       }
       // A node closing leaves the rest to whoever takes the import up once its lease runs out.
@@ -118,11 +101,11 @@ export class ImportRunner {
       if (rows.length === 0) {
         await imports.unstage(importId)
         const refused = current.rows.refused > 0 ? `; ${current.rows.refused} rows were refused (see problems)` : ''
-        this.#told(await imports.update(importId, { state: 'succeeded', finishedAt: now(), ...(refused !== '' && { detail: `${current.rows.written} records written${refused}` }) }, this.lease()))
+        await imports.update(importId, { state: 'succeeded', finishedAt: now(), ...(refused !== '' && { detail: `${current.rows.written} records written${refused}` }) }, this.lease())
         return
       }
       const outcome = await this.#batch(current, rows)
-      this.#told(await imports.update(importId, { written: outcome.written, refused: outcome.refused.length, problems: outcome.refused, writtenTo: outcome.last }, this.lease()))
+      await imports.update(importId, { written: outcome.written, refused: outcome.refused.length, problems: outcome.refused, writtenTo: outcome.last }, this.lease())
       // Written rows are not read again (a runner taking the import up goes on after writtenTo).
       await imports.unstage(importId, rows.map(row => row.line))
       // Other requests go first between batches.

@@ -344,7 +344,7 @@ export interface ImportStore {
   staged (importId: string, after: number, limit: number): Promise<StagedRow[]>
   /** Removes staged rows: these lines, or every row of the import (in bounded steps). */
   unstage (importId: string, lines?: number[]): Promise<void>
-  /** Applies `changes` and, when given, sets the fingerprint; renews the lease of `runner` to `leaseUntil` when given. Returns the import as it is now. */
+  /** Applies `changes` and, when given, sets the fingerprint and renews the lease (something must change). Returns the import as it is now. */
   update (importId: string, changes: ImportChanges, lease?: { runner: string, until: number }, fingerprint?: string): Promise<StoredImport>
   get (importId: string): Promise<StoredImport | null>
   /** The newest `limit` imports of `keyId` (of every key when null). */

@@ -60,7 +60,8 @@ export class PostgresImports implements ImportStore {
     const { id, unique } = stored[table]
     const [{ last }] = (await this.#db.query<{ last: string | null }>({ text: 'SELECT max(line) AS last FROM import_rows WHERE import_id = $1', values: [importId] })).rows as [{ last: string | null }]
     const found: { line: number, field: 'id' | 'unique' }[] = []
-    for (let from = 0; from < Number(last ?? 0); from += conflictSpan) {
+    // No staged row: max() is NULL, which Number() reads as 0.
+    for (let from = 0; from < Number(last); from += conflictSpan) {
       const { rows } = await this.#db.query<{ line: string, field: 'id' | 'unique' }>({
         name: `import-conflicts-${table}`,
         text: `SELECT r.line, 'id' AS field FROM import_rows r JOIN ${table} s ON s.${id} = r.record_id WHERE r.import_id = $1 AND r.line > $2 AND r.line <= $3
@@ -107,7 +108,6 @@ export class PostgresImports implements ImportStore {
     if (lease !== undefined) Object.assign(columns, { runner: lease.runner, lease_until: lease.until })
     if (fingerprint !== undefined) columns['fingerprint'] = fingerprint
     const names = Object.keys(columns)
-    if (names.length === 0) return current
     const [row] = await this.#rows(`UPDATE imports SET ${names.map((name, i) => `${name} = $${i + 2}`).join(', ')} WHERE import_id = $1 RETURNING *`, [importId, ...Object.values(columns)])
     return storedImport(row!)
   }

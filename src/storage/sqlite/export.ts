@@ -60,7 +60,7 @@ export function sqliteExport (db: Database.Database, statements: Statements, fie
       }
       return batch.length === 0 ? null : batch
     }, () => {
-      rows?.return?.()
+      rows?.return!()
       reader.close()
     })
   }

@@ -81,7 +81,7 @@ export function sqliteImports (db: Database.Database): ImportStore {
         if (lease !== undefined) Object.assign(columns, { runner: lease.runner, lease_until: lease.until })
         if (fingerprint !== undefined) columns['fingerprint'] = fingerprint
         const names = Object.keys(columns)
-        if (names.length > 0) db.prepare(`UPDATE imports SET ${names.map(name => `${name} = @${name}`).join(', ')} WHERE import_id = @importId`).run({ ...columns, importId })
+        db.prepare(`UPDATE imports SET ${names.map(name => `${name} = @${name}`).join(', ')} WHERE import_id = @importId`).run({ ...columns, importId })
         return found(importId)!
       })()
     },
