@@ -86,7 +86,7 @@ t.test('kill -9 while an import writes, restart: it is taken up where its last b
   const dir = mkdtempSync(join(tmpdir(), 'bsa-crash-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const env = { DATABASE_PATH: join(dir, 'data.sqlite'), IMPORT_LEASE_MS: '1000' }
-  const rows = 20_000
+  const rows = 6000
   let running = await start(env)
   const file = Array.from({ length: rows }, (_, i) => JSON.stringify({ title: `Row ${i}`, author: 'A' })).join('\n')
   const started = await fetch(`${running.origin}/imports?collection=books`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${adminKey}` }, body: file })

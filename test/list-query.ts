@@ -535,7 +535,8 @@ export async function checkQuery (service: Service, kind: Kind, store: Store, pa
   if (!isDeepStrictEqual(result.items, expected.records)) {
     throw new Error(`${url} (${expected.path}) answered\n${lines(kind, result.items)}\nexpected\n${lines(kind, expected.records)}`)
   }
-  await checkExport(service, kind, store, params, seen)
+  // One query in three is also exported (the export reads everything: its cost would double the suite's).
+  if (url.length % 3 === 0) await checkExport(service, kind, store, params, seen)
 }
 
 /** The query's export: every record the reference finds, in its order, however broad a search (no cap applies). */

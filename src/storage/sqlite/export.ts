@@ -43,6 +43,8 @@ export function sqliteExport (db: Database.Database, statements: Statements, fie
   }
   const left = [...statements]
   let rows: IterableIterator<unknown[]> | null = null
+  // Every statement's rows, so that leaving the export early resets whichever is open (an ended one ignores it).
+  const opened: IterableIterator<unknown[]>[] = []
   return {
     position,
     fields,
@@ -53,6 +55,7 @@ export function sqliteExport (db: Database.Database, statements: Statements, fie
           const next = left.shift()
           if (next === undefined) break
           rows = reader.prepare(next.sql).raw().iterate(named(next.params)) as IterableIterator<unknown[]>
+          opened.push(rows)
         }
         const step = rows.next()
         if (step.done === true) rows = null
@@ -60,7 +63,7 @@ export function sqliteExport (db: Database.Database, statements: Statements, fie
       }
       return batch.length === 0 ? null : batch
     }, () => {
-      rows?.return!()
+      for (const iterator of opened) iterator.return!()
       reader.close()
     })
   }
