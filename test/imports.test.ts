@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream'
 import fc from 'fast-check'
 import t from 'tap'
 import type { Config } from '../src/config/index.js'
+import type { ImportStore } from '../src/storage/types.js'
 import { createKey } from '../src/access/api-keys.js'
 import type { Scope } from '../src/access/api-key-types.js'
 import { adminKey, build, eventually, openTestRepositories, type TestApi } from './helper.js'
@@ -251,23 +252,17 @@ t.test('an export imported into the deployment it came from: every row refused b
   t.match(notUtf8.json(), { status: 400, type: '/problems/invalid-import', detail: /not valid UTF-8/ })
 })
 
-t.test('a database failure while a file is checked is a 500; the import is left to its lease, which ends it failed', async t => {
+/** The test engine's repositories with some of the import store's methods replaced (a database failing there). */
+async function importsWith (t: Test, replaced: (imports: ImportStore) => Partial<ImportStore>) {
   const repositories = await openTestRepositories(t)
   const { imports } = repositories
-  const failing = {
-    ...repositories,
-    imports: {
-      start: imports.start.bind(imports),
-      stage: imports.stage.bind(imports),
-      conflicts: async () => { throw new Error('the database went away') },
-      staged: imports.staged.bind(imports),
-      unstage: imports.unstage.bind(imports),
-      update: imports.update.bind(imports),
-      get: imports.get.bind(imports),
-      list: imports.list.bind(imports),
-      claim: imports.claim.bind(imports)
-    }
-  }
+  const bound = Object.fromEntries((['start', 'stage', 'conflicts', 'staged', 'unstage', 'update', 'get', 'list', 'claim'] as const)
+    .map(name => [name, (imports[name] as (...args: unknown[]) => unknown).bind(imports)])) as unknown as ImportStore
+  return { ...repositories, imports: { ...bound, ...replaced(imports) } }
+}
+
+t.test('a database failure while a file is checked is a 500; the import is left to its lease, which ends it failed', async t => {
+  const failing = await importsWith(t, () => ({ conflicts: async () => { throw new Error('the database went away') } }))
   const api = await build(t, { ...unlimited, importLeaseMs: 1000 }, { repositories: failing })
   const res = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,author\r\nDune,A\r\n' })
   t.equal(res.statusCode, 500)
@@ -319,26 +314,13 @@ t.test('an upload cut midway: the import ends failed, saying so, with nothing wr
 })
 
 t.test('a runner that fails (the database, say) leaves the import to its lease: it is taken up again and finished', async t => {
-  const repositories = await openTestRepositories(t)
-  const { imports } = repositories
   let failures = 1
-  const failing = {
-    ...repositories,
-    imports: {
-      start: imports.start.bind(imports),
-      stage: imports.stage.bind(imports),
-      conflicts: imports.conflicts.bind(imports),
-      staged: async (importId: string, after: number, limit: number) => {
-        if (failures-- > 0) throw new Error('the database went away')
-        return imports.staged(importId, after, limit)
-      },
-      unstage: imports.unstage.bind(imports),
-      update: imports.update.bind(imports),
-      get: imports.get.bind(imports),
-      list: imports.list.bind(imports),
-      claim: imports.claim.bind(imports)
+  const failing = await importsWith(t, imports => ({
+    staged: async (importId: string, after: number, limit: number) => {
+      if (failures-- > 0) throw new Error('the database went away')
+      return imports.staged(importId, after, limit)
     }
-  }
+  }))
   const api = await build(t, { ...unlimited, importLeaseMs: 1000 }, { repositories: failing })
   const started = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,author\r\nDune,A\r\n' })
   const ended = await eventually(async () => (await api.request({ url: started.headers['location'] as string })).json(), job => job.state !== 'running', 'taken up again')

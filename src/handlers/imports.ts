@@ -88,8 +88,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
    * Reads, checks and stages the file, `batch` rows at a time, each time moving the import's counts on
    * (and renewing its lease). Returns the file's digest; throws Stopped when the import ends here.
    */
-  async function receive (started: StoredImport, body: Readable, charge: (cost: number) => Promise<number | null>): Promise<string> {
-    const { import_id: importId, collection, format } = started
+  async function receive ({ importId, collection, format }: { importId: string, collection: Collection, format: Import['format'] }, body: Readable, charge: (cost: number) => Promise<number | null>): Promise<string> {
     const checker = checkers[collection]
     const hash = createHash('sha256')
     let staged: StagedRow[] = []
@@ -182,14 +181,16 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const format = String(request.headers['content-type']).startsWith('text/csv') ? 'csv' : 'ndjson'
       const body = request.body as unknown as Readable
       const importId = uuidv7()
-      const held = await imports.start({ import_id: importId, keyId, collection, mode, format, created_at: now(), idempotencyKey: keyOf(request) ?? null }, runner.lease().runner, runner.lease().until)
+      const lease = runner.lease()
+      const held = await imports.start({ import_id: importId, keyId, collection, mode, format, created_at: now(), idempotencyKey: keyOf(request) ?? null }, lease.runner, lease.until)
       if (held !== null) {
         const first = await replay(held, body)
         return reply.code(202).headers({ location: `/imports/${first.import_id}`, 'idempotent-replayed': 'true' }).send(view(first))
       }
       let answer: StoredImport
       try {
-        const fingerprint = await receive((await imports.get(importId))!, body, async cost => request.chargeQuota(cost))
+        // What the import was started with: no need to read it back.
+        const fingerprint = await receive({ importId, collection, format }, body, async cost => request.chargeQuota(cost))
         await imports.update(importId, {}, runner.lease(), fingerprint)
         answer = await settle(importId)
       } catch (error) {
