@@ -206,7 +206,8 @@ export interface paths {
          *     unique (an ISBN, an email) against the rest of the file and the stored records. Then the
          *     answer is `202` with the import's `Location`, and the rows are written in batches, each with
          *     its events (one `book.created` or `student.created` per record, so that `/events` and
-         *     webhooks see every record), yielding to other requests between batches.
+         *     webhooks see every record; webhooks deliver them on a lane of their own, so that they do not
+         *     hold up other changes' deliveries), yielding to other requests between batches.
          *
          *     - `mode=all` (the default): one refused row and nothing is written; the import ends
          *       `failed` with a report of every refused row (up to 1,000). Only a unique value that another
@@ -292,6 +293,10 @@ export interface paths {
          *     more than once: use `webhook-id` to drop repeats and `data.revision` to drop stale ones. The
          *     deliveries keep the rights of the key that registered the endpoint, which owns it: events it
          *     cannot read now are not sent, and the endpoint is disabled (`key_revoked`) once the key is revoked.
+         *     The events an import writes are queued on a lane of their own, which takes turns with the
+         *     endpoint's other events and with other endpoints: an import of a million records does not hold
+         *     up the delivery of any other change. Up to 1,000 deliveries per lane wait in the service's
+         *     queue; while a receiver is down, the rest wait in the change feed.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;

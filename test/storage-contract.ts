@@ -2,7 +2,7 @@
 import fc from 'fast-check'
 import type { Test } from 'tap'
 import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
-import type { BookValues, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
+import type { BookValues, EventLane, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
 import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 import { exportBatch } from '../src/storage/export.js'
@@ -318,5 +318,34 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal(outcomes[1] instanceof DuplicateError, true)
     t.equal((await books.get('01a21d0c-0000-7000-8000-000000000013'))?.record.updated_at, '2021-01-01T00:00:00.000Z')
     t.equal(await books.get('01a21d0c-0000-7000-8000-000000000012'), null)
+  })
+
+  t.test('events of createMany go on the imported lane, every other write\'s on the live one; a read without a lane has both', async t => {
+    const { books, events } = await opened(t)
+    const start = await events.head()
+    const live = await books.create(book({ title: 'Live' }))
+    const [imported] = await books.createMany([{ values: book({ title: 'Imported' }), given: { id: '01a21d0c-0000-7000-8000-000000000021' } }])
+    await books.replace(live.record.book_id, book({ title: 'Live, changed' }), null)
+    const types = ['book.created', 'book.replaced']
+    const subjects = async (lane?: EventLane) => (await events.read(start, types, 10, lane)).events.map(e => `${e.type} ${(JSON.parse(e.envelope) as { subject: string }).subject}`)
+    const all = await eventually(async () => subjects(), seen => seen.length === 3, 'the three events')
+    t.same(all, [`book.created /books/${live.record.book_id}`, `book.created /books/${(imported as Versioned<{ book_id: string }>).record.book_id}`, `book.replaced /books/${live.record.book_id}`])
+    t.same(await subjects('live'), [all[0], all[2]])
+    t.same(await subjects('imported'), [all[1]])
+  })
+
+  t.test('webhook lanes: a lane holds at most max deliveries; claims take the oldest of every lane before any lane\'s second', async t => {
+    const { webhooks } = await opened(t)
+    const endpoint = async () => (await webhooks.create({ endpointId: crypto.randomUUID(), url: 'https://hooks.example.org/', types: ['book.created'], description: null, keyId: 'admin', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 10))!.endpointId
+    const [busy, quiet] = [await endpoint(), await endpoint()]
+    const deliveries = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ position: `p${from + i}`, body: `{"n":${from + i}}` }))
+    t.ok(await webhooks.enqueue({ endpointId: busy, lane: 'imported', from: '0', to: '1', events: deliveries(0, 30), now: 10, max: 30 }))
+    t.notOk(await webhooks.enqueue({ endpointId: busy, lane: 'imported', from: '1', to: '2', events: deliveries(30, 1), now: 10, max: 30 }), 'full: nothing queued')
+    t.match(await webhooks.get(busy, null), { positions: { live: '0', imported: '1' } }, 'and its cursor stays')
+    t.ok(await webhooks.enqueue({ endpointId: busy, lane: 'live', from: '0', to: '1', events: deliveries(100, 2), now: 20, max: 30 }), 'the live lane has room of its own')
+    t.ok(await webhooks.enqueue({ endpointId: quiet, lane: 'live', from: '0', to: '1', events: deliveries(200, 1), now: 30, max: 30 }))
+    const claimed = await webhooks.claim(100, 200, 4)
+    t.same(claimed.map(d => d.body), ['{"n":0}', '{"n":100}', '{"n":200}', '{"n":1}'], 'the first of each lane, oldest first, then the oldest second')
+    t.equal((await webhooks.claim(100, 200, 100)).length, 29, 'the rest, later')
   })
 }

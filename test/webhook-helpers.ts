@@ -4,19 +4,20 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { eventEnvelope, type EventType } from '../src/storage/events.js'
-import type { EventFeed, PositionState, StoredEvent } from '../src/storage/types.js'
+import type { EventFeed, EventLane, PositionState, StoredEvent } from '../src/storage/types.js'
 import type { Clock } from '../src/webhooks/worker.js'
 
 /** An EventFeed in memory: positions are zero-padded numbers, 'gone' ones can be declared. */
 export class FakeFeed implements EventFeed {
-  readonly events: StoredEvent[] = []
+  readonly events: Array<StoredEvent & { lane: EventLane }> = []
   readonly gone = new Set<string>()
   readonly #listeners = new Set<() => void>()
 
-  add (type: EventType, id = '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60'): StoredEvent {
+  add (type: EventType, id = '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', lane: EventLane = 'live'): StoredEvent {
     const event = {
       position: String(this.events.length + 1).padStart(16, '0'),
       type,
+      lane,
       envelope: eventEnvelope(type, `/books/${id}`, '2026-11-24T00:00:00.000Z', id, this.events.length + 1, { title: 'Dune' })
     }
     this.events.push(event)
@@ -27,11 +28,12 @@ export class FakeFeed implements EventFeed {
   async head () { return String(this.events.length).padStart(16, '0') }
   async oldest () { return '0'.padStart(16, '0') }
   async check (position: string): Promise<PositionState> { return this.gone.has(position) ? 'gone' : 'current' }
-  async read (after: string, types: readonly string[], limit: number) {
+  async read (after: string, types: readonly string[], limit: number, lane?: EventLane) {
     const rest = this.events.filter(e => e.position > after)
     const page = rest.slice(0, limit)
     const next = page.length === limit ? page.at(-1)!.position : await this.head()
-    return { events: page.filter(e => types.includes(e.type)), next, more: page.length === limit }
+    const picked = page.filter(e => types.includes(e.type) && (lane === undefined || e.lane === lane))
+    return { events: picked.map(({ lane: _, ...event }) => event), next, more: page.length === limit }
   }
 
   async prune () { return 0 }

@@ -6,7 +6,7 @@ import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { AddressPolicy, type Resolve } from '../src/webhooks/address-policy.js'
 import { send } from '../src/webhooks/send.js'
 import { newSecret } from '../src/webhooks/signature.js'
-import { retryDelay, retrySchedule, WebhookWorker } from '../src/webhooks/worker.js'
+import { laneBacklog, retryDelay, retrySchedule, WebhookWorker } from '../src/webhooks/worker.js'
 import { tempDatabase } from './helper.js'
 import { fakeClock, FakeFeed, receiver, verifies } from './webhook-helpers.js'
 
@@ -229,7 +229,7 @@ t.test('an endpoint whose key is revoked is disabled (key_revoked), at fan-out o
   feed.add('book.created')
   feed.add('student.created')
   // Queue without attempting: the attempt then meets the revocation.
-  await repositories.webhooks.enqueue(queued.endpointId, queued.position, await feed.head(), [{ position: '0000000000000001', body: '{}' }], 0)
+  await repositories.webhooks.enqueue({ endpointId: queued.endpointId, lane: 'live', from: queued.positions.live, to: await feed.head(), events: [{ position: '0000000000000001', body: '{}' }], now: 0, max: 10 })
   await repositories.apiKeys.revoke(key.key_id)
   await worker.runOnce()
   t.equal(hook.received.length, 0)
@@ -242,7 +242,7 @@ t.test('a delivery queued before its key was revoked is not attempted: the endpo
   const { feed, endpoint, get, repositories, counted } = setup(t)
   const key = await createKey(repositories.apiKeys, 'hooks', ['books:read', 'webhooks:manage'])
   const queued = await endpoint(hook.url, ['book.created'], key.key_id)
-  await repositories.webhooks.enqueue(queued.endpointId, queued.position, await feed.head(), [{ position: '0000000000000001', body: '{}' }], 0)
+  await repositories.webhooks.enqueue({ endpointId: queued.endpointId, lane: 'live', from: queued.positions.live, to: await feed.head(), events: [{ position: '0000000000000001', body: '{}' }], now: 0, max: 10 })
   await repositories.apiKeys.revoke(key.key_id)
   // A worker whose fan-out finds no endpoint: the revocation is met by the attempt alone.
   const worker = new WebhookWorker({
@@ -355,21 +355,21 @@ t.test('at connection time a host resolving to a refused address is not reached 
 t.test('a position the feed no longer has moves the endpoint to the head, with a warning', async t => {
   const hook = await receiver(t)
   const { worker, feed, endpoint, get, warnings } = setup(t)
-  const { endpointId, position } = await endpoint(hook.url)
+  const { endpointId, positions } = await endpoint(hook.url)
   feed.add('book.created')
-  feed.gone.add(position)
+  feed.gone.add(positions.live)
   await worker.runOnce()
   t.equal(hook.received.length, 0)
-  t.equal((await get(endpointId)).position, await feed.head())
-  t.match(warnings, [/retention/])
+  t.same((await get(endpointId)).positions, { live: await feed.head(), imported: await feed.head() }, 'each lane moved on')
+  t.match(warnings, [/retention/, /retention/])
 })
 
 t.test('many events are read in pages, and a raced cursor queues nothing twice', async t => {
   const hook = await receiver(t)
   const { worker, feed, endpoint, repositories } = setup(t)
-  const { endpointId, position } = await endpoint(hook.url)
+  const { endpointId, positions } = await endpoint(hook.url)
   for (let i = 0; i < 250; i++) feed.add('book.created')
-  t.equal(await repositories.webhooks.enqueue(endpointId, 'not-the-cursor', 'x', [], 0), false)
+  t.equal(await repositories.webhooks.enqueue({ endpointId, lane: 'live', from: 'not-the-cursor', to: 'x', events: [], now: 0, max: 10 }), false)
   const warnings: string[] = []
   const onWarning = (warning: Error) => { warnings.push(warning.message) }
   process.on('warning', onWarning)
@@ -379,7 +379,38 @@ t.test('many events are read in pages, and a raced cursor queues nothing twice',
   t.same(warnings, [], 'a backlog sent in batches is no listener leak to warn an operator of')
   t.equal(hook.received.length, 250)
   t.equal(new Set(hook.received.map(r => r.headers['webhook-id'])).size, 250)
-  t.ok(position)
+  t.ok(positions.live)
+})
+
+t.test('an import\'s events do not hold up the rest: live events and other endpoints are served within the first rounds', async t => {
+  const hook = await receiver(t)
+  const other = await receiver(t)
+  const { worker, feed, endpoint } = setup(t)
+  await endpoint(hook.url, ['book.created', 'student.created'])
+  await endpoint(other.url, ['student.created'])
+  for (let i = 0; i < 1200; i++) feed.add('book.created', undefined, 'imported')
+  const live = feed.add('book.created')
+  const student = feed.add('student.created')
+  await worker.runOnce()
+  const order = hook.received.map(r => r.headers['webhook-id'])
+  t.equal(order.length, 1202, 'every event delivered once the run ends')
+  t.equal(new Set(order).size, 1202)
+  // Ten pages of a hundred per lane and round: the live lane reaches them in the second round, 20 deliveries in.
+  t.ok(order.indexOf(live.position) < 100 && order.indexOf(student.position) < 100,
+    `the live events came early (${order.indexOf(live.position)}, ${order.indexOf(student.position)} of 1,202), not after the import's 1,200`)
+  t.same(other.received.map(r => r.headers['webhook-id']), [student.position], 'and the other endpoint had its event')
+})
+
+t.test('a receiver that fails leaves what it has not taken in the feed: a lane queues at most laneBacklog', async t => {
+  const hook = await receiver(t, () => ({ status: 503 }))
+  const { worker, feed, endpoint, get, repositories, clock } = setup(t)
+  const { endpointId } = await endpoint(hook.url)
+  for (let i = 0; i < laneBacklog + 500; i++) feed.add('book.created', undefined, 'imported')
+  await worker.runOnce()
+  t.equal(hook.received.length, laneBacklog, 'each queued delivery attempted once')
+  const queued = await repositories.webhooks.claim(clock.now() + 1e9, clock.now() + 2e9, 5000)
+  t.equal(queued.length, laneBacklog, 'the rest are still only in the feed')
+  t.equal((await get(endpointId)).positions.imported, feed.events[laneBacklog - 1]!.position, 'where the lane stopped')
 })
 
 t.test('start() runs at once, again on commit and on its timer; stop() ends it', async t => {

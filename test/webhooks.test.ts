@@ -57,7 +57,7 @@ t.test('DELETE removes the endpoint and its pending deliveries; rotate answers a
   t.not(body.secret, secret)
   t.ok(Math.abs(Date.parse(body.previous_secret_expires_at) - Date.now() - 24 * 3600_000) < 60_000, 'the old secret signs for 24 h more')
   t.match(await repositories.webhooks.get(endpoint.endpoint_id, null), { secret: body.secret, previousSecret: secret })
-  await repositories.webhooks.enqueue(endpoint.endpoint_id, (await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, 'z', [{ position: '1', body: '{}' }], 0)
+  await repositories.webhooks.enqueue({ endpointId: endpoint.endpoint_id, lane: 'imported', from: (await repositories.webhooks.get(endpoint.endpoint_id, null))!.positions.imported, to: 'z', events: [{ position: '1', body: '{}' }], now: 0, max: 10 })
   t.equal((await request({ method: 'DELETE', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 204)
   t.equal((await request({ method: 'GET', url: `/webhook-endpoints/${endpoint.endpoint_id}` })).statusCode, 404)
   t.same(await repositories.webhooks.claim(Date.now(), Date.now() + 1000, 10), [], 'no delivery left')
@@ -74,7 +74,7 @@ t.test('POST /webhook-endpoints/{id}/enable re-enables from the head, clearing f
   const enabled = await request({ method: 'POST', url: `/webhook-endpoints/${endpoint.endpoint_id}/enable` })
   t.equal(enabled.statusCode, 200)
   t.match(enabled.json(), { status: 'enabled', disabled_reason: null, failing_since: null })
-  t.equal((await repositories.webhooks.get(endpoint.endpoint_id, null))!.position, await feed.head())
+  t.same((await repositories.webhooks.get(endpoint.endpoint_id, null))!.positions, { live: await feed.head(), imported: await feed.head() })
 })
 
 t.test('webhook operations need webhooks:manage (401 without a key, 403 without the scope)', async t => {

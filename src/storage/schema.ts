@@ -9,7 +9,8 @@ export const schemaHistory = [
   { version: 7, name: 'webhook endpoints and deliveries' },
   { version: 8, name: 'search indexes kept at less cost per write' },
   { version: 9, name: 'a search index per field, for relevance' },
-  { version: 10, name: 'imports and their staged rows' }
+  { version: 10, name: 'imports and their staged rows' },
+  { version: 11, name: 'webhook lanes: an import\'s events queued apart from the rest' }
 ] as const
 
 export type SchemaVersion = typeof schemaHistory[number]['version']

@@ -105,7 +105,7 @@ export interface RecordStore<T, V> {
   /**
    * Creates records as create() does with `given`, together (an import's batch: one transaction on
    * SQLite, one statement on PostgreSQL); each record's outcome in order, a DuplicateError for a
-   * record refused, which writes nothing of it and leaves the others be.
+   * record refused, which writes nothing of it and leaves the others be. Their events go on the imported lane.
    */
   createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]>
   /**
@@ -205,14 +205,21 @@ export interface EventFeed {
   /**
    * Up to `limit` events after `after` whose type is in `types`, reading a bounded number of rows
    * however many events `types` leaves out (so a page may hold fewer than `limit`, even none, while
-   * `next` moves on). `after` must have been checked 'current'.
+   * `next` moves on). `after` must have been checked 'current'. With a `lane`, only that lane's events.
    */
-  read (after: string, types: readonly string[], limit: number): Promise<EventPage>
+  read (after: string, types: readonly string[], limit: number, lane?: EventLane): Promise<EventPage>
   /** Deletes events older than `before` (milliseconds since the epoch), a bounded batch per call; resolves to how many. */
   prune (before: number): Promise<number>
   /** Calls `listener` after this process commits events, so that streams read at once instead of at their next poll. */
   onCommit (listener: () => void): () => void
 }
+
+/**
+ * Which writes an event came from: an import's (imported) or any other (live). Webhooks queue each lane
+ * apart and take turns between them, so that a million imported events never hold up the rest.
+ */
+export const eventLanes = ['live', 'imported'] as const
+export type EventLane = typeof eventLanes[number]
 
 export type WebhookDisabledReason = 'gone' | 'failing' | 'key_revoked'
 
@@ -232,8 +239,8 @@ export interface StoredWebhookEndpoint {
   disabledReason: WebhookDisabledReason | null
   failingSince: number | null
   createdAt: string
-  /** Where in the feed its deliveries have been queued up to. */
-  position: string
+  /** Where in the feed its deliveries have been queued up to, per lane. */
+  positions: Record<EventLane, string>
 }
 
 /** A delivery claimed for one attempt: no other worker makes an attempt at it until `leaseUntil`. */
@@ -255,7 +262,7 @@ export type EndpointOwner = string | null
 
 export interface WebhookRepository {
   /** Stores an enabled endpoint unless `max` endpoints exist already (then null). */
-  create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt' | 'position'>, max: number): Promise<StoredWebhookEndpoint | null>
+  create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt'> & { position: string }, max: number): Promise<StoredWebhookEndpoint | null>
   /** The owner's endpoints (every one for null), oldest first. */
   list (owner: EndpointOwner): Promise<StoredWebhookEndpoint[]>
   /** Null when no endpoint of the owner has this id. */
@@ -264,15 +271,21 @@ export interface WebhookRepository {
   delete (endpointId: string, owner: EndpointOwner): Promise<boolean>
   /** Replaces the secret, keeping the current one as the previous until `previousExpiresAt`. */
   rotate (endpointId: string, owner: EndpointOwner, secret: string, previousExpiresAt: number): Promise<StoredWebhookEndpoint | null>
-  /** Enabled again, not failing, its cursor moved to `position` (what happened meanwhile is not sent). */
+  /** Enabled again, not failing, both cursors moved to `position` (what happened meanwhile is not sent). */
   enable (endpointId: string, owner: EndpointOwner, position: string): Promise<StoredWebhookEndpoint | null>
   /**
-   * Queues `events` (due at `now`) and moves the cursor from `from` to `to`, in one transaction and only
-   * if the cursor is still at `from` and the endpoint enabled: a concurrent fan-out queues nothing twice.
-   * False when the cursor was not at `from` (nothing queued).
+   * Queues `events` (due at `now`) on one lane of an endpoint and moves that lane's cursor from `from` to
+   * `to`, in one transaction and only if the cursor is still at `from`, the endpoint enabled and the
+   * lane holding fewer than `max` deliveries: a concurrent fan-out queues nothing twice, and a receiver
+   * that is down or slow leaves what it has not taken in the feed rather than in the queue.
+   * False when nothing was queued (the cursor moved, or the lane is full).
    */
-  enqueue (endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number): Promise<boolean>
-  /** Up to `limit` due deliveries of enabled endpoints, each leased until `leaseUntil` with its attempt counted. */
+  enqueue (queue: { endpointId: string, lane: EventLane, from: string, to: string, events: { position: string, body: string }[], now: number, max: number }): Promise<boolean>
+  /**
+   * Up to `limit` due deliveries of enabled endpoints, each leased until `leaseUntil` with its attempt
+   * counted. Lanes (an endpoint's live or imported deliveries) take turns: the oldest due of each lane,
+   * then the second of each, and so on, so that no lane's backlog holds up another's.
+   */
   claim (now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>
   /** The delivery is done: it goes, and its endpoint is no longer failing. */
   succeeded (delivery: ClaimedDelivery): Promise<void>

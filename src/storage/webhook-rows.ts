@@ -17,6 +17,7 @@ export interface WebhookEndpointRow {
   failing_since: number | string | null
   created_at: string
   position: string
+  imported_position: string
 }
 
 const millis = (value: number | string | null): number | null => value === null ? null : Number(value)
@@ -35,7 +36,7 @@ export function storedEndpoint (row: WebhookEndpointRow): StoredWebhookEndpoint 
     disabledReason: row.disabled_reason,
     failingSince: millis(row.failing_since),
     createdAt: row.created_at,
-    position: row.position
+    positions: { live: row.position, imported: row.imported_position }
   }
 }
 

@@ -2,7 +2,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Config } from '../config/index.js'
 import { eventJson } from '../storage/events.js'
-import type { ClaimedDelivery, Repositories, StoredWebhookEndpoint, WebhookDisabledReason } from '../storage/types.js'
+import { type ClaimedDelivery, eventLanes, type Repositories, type StoredWebhookEndpoint, type WebhookDisabledReason } from '../storage/types.js'
 import type { AddressPolicy } from './address-policy.js'
 import { readScopeOf } from '../events/scopes.js'
 import { send } from './send.js'
@@ -54,10 +54,16 @@ export interface WorkerOptions {
   metrics?: WebhookMetrics | null | undefined
 }
 
-/** Events read per page and pages per endpoint per run: one endpoint far behind cannot hold up the rest. */
+/** Events read per page and pages per lane of an endpoint per round: one endpoint far behind cannot hold up the rest. */
 const pageSize = 100
-const pagesPerRun = 10
-/** Deliveries claimed at once by one node. */
+const pagesPerRound = 10
+/**
+ * The most deliveries a lane of an endpoint holds queued: beyond it, what the receiver has not taken
+ * waits in the feed. A receiver down for days costs no table of copies, and a live event waits behind
+ * at most this many of its endpoint's (its lane's, in fact: an import's go on their own lane).
+ */
+export const laneBacklog = 1000
+/** Deliveries claimed at once by one node, each round. */
 const batch = 20
 /**
  * How soon after this process commits events the worker runs: not at once, so that one run serves
@@ -135,16 +141,21 @@ export class WebhookWorker {
     await this.#running
   }
 
-  /** One run: queue what the feed has for every enabled endpoint, then make every attempt due. */
+  /**
+   * One run, in rounds until nothing is left to queue or due: each round queues what the feed has for
+   * every enabled endpoint, then makes one batch of attempts. An event committed during a long run is
+   * queued at the next round, not after the run.
+   */
   async runOnce (): Promise<void> {
-    for (const endpoint of await this.#repositories.webhooks.list(null)) {
-      if (endpoint.status === 'enabled') await this.#fanOut(endpoint)
-    }
     for (;;) {
+      let more = false
+      for (const endpoint of await this.#repositories.webhooks.list(null)) {
+        if (endpoint.status === 'enabled' && await this.#fanOut(endpoint)) more = true
+      }
       const now = this.#clock.now()
       const claimed = await this.#repositories.webhooks.claim(now, now + this.#lease, batch)
       await Promise.all(claimed.map(delivery => this.#attempt(delivery)))
-      if (claimed.length < batch || this.#abort.signal.aborted) return
+      if ((claimed.length < batch && !more) || this.#abort.signal.aborted) return
     }
   }
 
@@ -156,25 +167,38 @@ export class WebhookWorker {
     return endpoint.types.filter(type => key.scopes.includes(readScopeOf(type)))
   }
 
-  async #fanOut (endpoint: StoredWebhookEndpoint): Promise<void> {
+  /** Queues what each lane of the endpoint has in the feed, a bounded amount; true when a lane may have more. */
+  async #fanOut (endpoint: StoredWebhookEndpoint): Promise<boolean> {
     const { events, webhooks } = this.#repositories
     const types = await this.#readable(endpoint)
-    if (types === null) return this.#disable(endpoint, 'key_revoked')
-    let from = endpoint.position
-    if (await events.check(from) !== 'current') {
-      // Pruned past it (or a restored database): nothing can be queued for what is gone; go on from now.
-      this.#log.warn({ endpoint: endpoint.endpointId }, 'webhook endpoint fell behind the feed\'s retention; its missed events are skipped')
-      await webhooks.enqueue(endpoint.endpointId, from, await events.head(), [], this.#clock.now())
-      return
+    if (types === null) {
+      await this.#disable(endpoint, 'key_revoked')
+      return false
     }
-    for (let page = 0; page < pagesPerRun; page++) {
-      const { events: found, next, more } = await events.read(from, types, pageSize)
-      if (next === from) return
-      const queued = found.map(event => ({ position: event.position, body: eventJson(event.position, event.envelope) }))
-      // Another node moved the cursor first: it has queued these, and carries on from there.
-      if (!await webhooks.enqueue(endpoint.endpointId, from, next, queued, this.#clock.now()) || !more) return
-      from = next
+    let left = false
+    for (const lane of eventLanes) {
+      const queue = { endpointId: endpoint.endpointId, lane, max: laneBacklog }
+      let from = endpoint.positions[lane]
+      if (await events.check(from) !== 'current') {
+        // Pruned past it (or a restored database): nothing can be queued for what is gone; go on from now.
+        this.#log.warn({ endpoint: endpoint.endpointId, lane }, 'webhook endpoint fell behind the feed\'s retention; its missed events are skipped')
+        await webhooks.enqueue({ ...queue, from, to: await events.head(), events: [], now: this.#clock.now(), max: Number.MAX_SAFE_INTEGER })
+        continue
+      }
+      for (let pages = 1; ; pages++) {
+        const { events: found, next, more } = await events.read(from, types, pageSize, lane)
+        if (next === from) break
+        const queued = found.map(event => ({ position: event.position, body: eventJson(event.position, event.envelope) }))
+        // Another node moved the cursor first (it has queued these, and carries on from there), or the lane is full.
+        if (!await webhooks.enqueue({ ...queue, from, to: next, events: queued, now: this.#clock.now() }) || !more) break
+        from = next
+        if (pages === pagesPerRound) {
+          left = true
+          break
+        }
+      }
     }
+    return left
   }
 
   async #attempt (delivery: ClaimedDelivery): Promise<void> {

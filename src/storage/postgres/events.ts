@@ -1,5 +1,5 @@
 // The PostgreSQL change feed: the events the record tables write with their changes, read in (xid, seq) order below every open transaction.
-import type { EventFeed, EventPage, PositionState } from '../types.js'
+import type { EventFeed, EventLane, EventPage, PositionState } from '../types.js'
 import type { PipelinedClients } from './connection.js'
 import type { GroupCommit } from './group-commit.js'
 
@@ -80,16 +80,17 @@ export class PostgresEventFeed implements EventFeed {
    * One statement, so one snapshot: the rows scanned, the events picked from them and the head all agree.
    * The last row answered is where the scan ended (or, when it found nothing, the head).
    */
-  async read (after: string, types: readonly string[], limit: number): Promise<EventPage> {
+  async read (after: string, types: readonly string[], limit: number, lane?: EventLane): Promise<EventPage> {
     const from = this.#parse(after)
     const { rows } = await this.#reads.query<PositionRow & { type: string | null, envelope: string | null, bounded: boolean | null }>({
       name: 'events-read',
       text: `WITH scanned AS MATERIALIZED (
-          SELECT xid, seq, type, envelope FROM events
+          SELECT xid, seq, type, envelope, imported FROM events
           WHERE (xid, seq) > ($1::xid8, $2::bigint) AND xid < ${gate}
           ORDER BY xid, seq LIMIT ${readScan}
         ), picked AS (
-          SELECT xid, seq, type, envelope FROM scanned WHERE type = ANY($3::text[]) ORDER BY xid, seq LIMIT $4
+          SELECT xid, seq, type, envelope FROM scanned WHERE type = ANY($3::text[]) AND ($5::boolean IS NULL OR imported = $5)
+          ORDER BY xid, seq LIMIT $4
         ), last AS (
           SELECT xid, seq FROM scanned ORDER BY xid DESC, seq DESC LIMIT 1
         ), ended AS (
@@ -99,7 +100,7 @@ export class PostgresEventFeed implements EventFeed {
           SELECT 0 AS part, xid, seq, type, envelope, NULL AS bounded FROM picked
           UNION ALL SELECT 1, xid, seq, NULL, NULL, (SELECT count(*) FROM scanned) = ${readScan} FROM ended
         ) AS answer ORDER BY part, xid, seq`,
-      values: [from.xid.toString(), from.seq.toString(), types, limit]
+      values: [from.xid.toString(), from.seq.toString(), types, limit, lane === undefined ? null : lane === 'imported']
     })
     // The last row is where the scan ended, and whether it stopped at its bound rather than the head.
     const ended = rows.pop()!

@@ -218,6 +218,17 @@ export const postgresMigrations: MigrationScripts = {
     );
     CREATE UNIQUE INDEX import_rows_ids ON import_rows (import_id, record_id);
     CREATE UNIQUE INDEX import_rows_unique ON import_rows (import_id, unique_value) WHERE unique_value IS NOT NULL;
+  `,
+  // An import's events are marked, and each webhook endpoint has a cursor per lane (live, imported):
+  // a million imported events queue apart from the rest instead of ahead of them. A constant default
+  // adds the column without rewriting the table.
+  11: `
+    ALTER TABLE events ADD COLUMN imported boolean NOT NULL DEFAULT false;
+    ALTER TABLE webhook_endpoints ADD COLUMN imported_position text;
+    UPDATE webhook_endpoints SET imported_position = position;
+    ALTER TABLE webhook_endpoints ALTER COLUMN imported_position SET NOT NULL;
+    ALTER TABLE webhook_deliveries ADD COLUMN imported boolean NOT NULL DEFAULT false;
+    CREATE INDEX webhook_deliveries_lane ON webhook_deliveries (endpoint_id, imported, next_attempt_at);
   `
 }
 

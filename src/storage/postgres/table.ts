@@ -5,7 +5,7 @@ import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
+import type { EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
 import { exportBatch, exportBatches } from '../export.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit, SharedStatement } from './group-commit.js'
@@ -106,7 +106,7 @@ export class PostgresTable<T, V extends object> {
   readonly #timestamps: Set<number>
   readonly #get: string
   /** Each kind of write's statement, which the writes of a batch share. */
-  readonly #shared: Record<'insert' | 'insertKeyed' | 'forgetKey' | 'replace' | 'remove', SharedStatement>
+  readonly #shared: Record<'insert' | 'insertImported' | 'insertKeyed' | 'forgetKey' | 'replace' | 'remove', SharedStatement>
 
   /**
    * `types`: each column's SQL type, for parameters PostgreSQL cannot type from their place (INSERT …
@@ -150,10 +150,10 @@ export class PostgresTable<T, V extends object> {
     // stored row, or an earlier row of the batch) writes no row instead of aborting the batch. Each
     // write's event goes in with it, and in the rows' order; a write that changes nothing (a duplicate,
     // a stale revision, a taken key) inserts no event.
-    const recordAndEvent = (from: string) => `record AS (
+    const recordAndEvent = (from: string, imported = false) => `record AS (
           INSERT INTO ${table} (${all.join(', ')}) SELECT ${all.join(', ')} FROM ${from} ORDER BY n ON CONFLICT DO NOTHING RETURNING ${idColumn}
         ), event AS (
-          INSERT INTO events (type, envelope, time) SELECT event_type, event_envelope, event_time FROM input
+          INSERT INTO events (type, envelope, time, imported) SELECT event_type, event_envelope, event_time, ${imported} FROM input
           WHERE ${idColumn} IN (SELECT ${idColumn} FROM record) ORDER BY n
         )`
     const isTaken = (row: string) => unique.length === 0
@@ -171,6 +171,12 @@ export class PostgresTable<T, V extends object> {
       insert: {
         name: `${table}-insert`,
         text: `WITH ${input([...typed(all), ...eventTypes])}, ${recordAndEvent('input')}
+        SELECT n FROM input WHERE ${idColumn} IN (SELECT ${idColumn} FROM record)`
+      },
+      // An import's creates: their events go on the imported lane.
+      insertImported: {
+        name: `${table}-insert-imported`,
+        text: `WITH ${input([...typed(all), ...eventTypes])}, ${recordAndEvent('input', true)}
         SELECT n FROM input WHERE ${idColumn} IN (SELECT ${idColumn} FROM record)`
       },
       // The key is claimed first and the record written only if the claim held, so the same key sent to
@@ -330,6 +336,10 @@ export class PostgresTable<T, V extends object> {
   }
 
   async create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>> {
+    return this.#create(values, remember, given, 'live')
+  }
+
+  async #create (values: V, remember: ((created: Versioned<T>) => IdempotencyEntry) | undefined, given: GivenIdentity | undefined, lane: EventLane): Promise<Versioned<T>> {
     const now = new Date().toISOString()
     const createdAt = given?.createdAt ?? now
     const record = { [this.#spec.idColumn]: given?.id ?? uuidv7(), ...values, created_at: createdAt, updated_at: given?.updatedAt ?? createdAt } as Row
@@ -341,7 +351,7 @@ export class PostgresTable<T, V extends object> {
     const event = [type, eventEnvelope(type, this.#subject(id), now, id, 1, record), now]
     if (remember === undefined) {
       return this.#writes.run({
-        statements: [{ shared: this.#shared.insert, values: [...row, ...event] }],
+        statements: [{ shared: lane === 'imported' ? this.#shared.insertImported : this.#shared.insert, values: [...row, ...event] }],
         outcome: ([inserted]) => {
           if (inserted!.rowCount === 0) throw this.#duplicate(values)
           this.#writes.changed()
@@ -434,7 +444,7 @@ export class PostgresTable<T, V extends object> {
   /** The unique field a write could not take; each table has one, named in the 409. */
   /** Group commit puts creates sent together in one statement. */
   async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]> {
-    return Promise.all(records.map(({ values, given }) => this.create(values, undefined, given).catch((error: unknown) => {
+    return Promise.all(records.map(({ values, given }) => this.#create(values, undefined, given, 'imported').catch((error: unknown) => {
       if (error instanceof DuplicateError) return error
       throw error
     })))

@@ -7,7 +7,7 @@ import { isoTimestamp } from './table.js'
 
 const columns = (alias: string) => `${alias}.endpoint_id, ${alias}.url, ${alias}.types, ${alias}.description, ${alias}.key_id, ${alias}.secret,
   ${alias}.previous_secret, ${alias}.previous_secret_expires_at, ${alias}.status, ${alias}.disabled_reason, ${alias}.failing_since,
-  ${isoTimestamp(`${alias}.created_at`)} AS created_at, ${alias}.position`
+  ${isoTimestamp(`${alias}.created_at`)} AS created_at, ${alias}.position, ${alias}.imported_position`
 
 /** An owner of null (parameter `$n`) reaches every endpoint (an admin key, the worker); a key's id, only those it registered. */
 const owned = (n: number) => `($${n}::text IS NULL OR e.key_id = $${n})`
@@ -29,8 +29,8 @@ export class PostgresWebhooks implements WebhookRepository {
    * may together pass it by one, which the limit (a guard against runaway registration) tolerates.
    */
   async create (endpoint: Parameters<WebhookRepository['create']>[0], max: number) {
-    return this.#one(`INSERT INTO webhook_endpoints AS e (endpoint_id, url, types, description, key_id, secret, status, created_at, position)
-      SELECT $1, $2, $3, $4, $5, $6, 'enabled', $7, $8 WHERE (SELECT count(*) FROM webhook_endpoints) < $9
+    return this.#one(`INSERT INTO webhook_endpoints AS e (endpoint_id, url, types, description, key_id, secret, status, created_at, position, imported_position)
+      SELECT $1, $2, $3, $4, $5, $6, 'enabled', $7, $8, $8 WHERE (SELECT count(*) FROM webhook_endpoints) < $9
       RETURNING ${columns('e')}`,
     [endpoint.endpointId, endpoint.url, endpoint.types.join(' '), endpoint.description, endpoint.keyId, endpoint.secret, endpoint.createdAt, endpoint.position, max])
   }
@@ -58,38 +58,55 @@ export class PostgresWebhooks implements WebhookRepository {
   }
 
   async enable (endpointId: string, owner: EndpointOwner, position: string) {
-    return this.#one(`UPDATE webhook_endpoints e SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = $3
+    return this.#one(`UPDATE webhook_endpoints e SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = $3, imported_position = $3
       WHERE e.endpoint_id = $1 AND ${owned(2)} RETURNING ${columns('e')}`, [endpointId, owner, position])
   }
 
   /**
    * Moving the cursor and queueing are one statement: a node whose fan-out raced another's finds the
-   * cursor moved (the UPDATE re-checks `position` once the other commits) and queues nothing.
+   * cursor moved (the UPDATE re-checks it once the other commits) and queues nothing. Two nodes may
+   * together take a lane past `max` by a page: the bound is against a backlog growing without end.
    */
-  async enqueue (endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number) {
+  async enqueue ({ endpointId, lane, from, to, events, now, max }: Parameters<WebhookRepository['enqueue']>[0]) {
+    const cursor = lane === 'imported' ? 'imported_position' : 'position'
     const { rows } = await this.#db.query<{ moved: number }>({
+      name: `webhooks-enqueue-${lane}`,
       text: `WITH moved AS (
-          UPDATE webhook_endpoints SET position = $3 WHERE endpoint_id = $1 AND position = $2 AND status = 'enabled' RETURNING endpoint_id),
+          UPDATE webhook_endpoints SET ${cursor} = $3 WHERE endpoint_id = $1 AND ${cursor} = $2 AND status = 'enabled'
+            AND (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND imported = $7) < $8
+          RETURNING endpoint_id),
         queued AS (
-          INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at)
-          SELECT moved.endpoint_id, v.position, v.body, $6 FROM moved, unnest($4::text[], $5::text[]) AS v (position, body)
+          INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at, imported)
+          SELECT moved.endpoint_id, v.position, v.body, $6, $7 FROM moved, unnest($4::text[], $5::text[]) AS v (position, body)
           ON CONFLICT (endpoint_id, position) DO NOTHING)
         SELECT count(*)::int AS moved FROM moved`,
-      values: [endpointId, from, to, events.map(e => e.position), events.map(e => e.body), now]
+      values: [endpointId, from, to, events.map(e => e.position), events.map(e => e.body), now, lane === 'imported', max]
     })
     return rows[0]!.moved === 1
   }
 
   /**
-   * SKIP LOCKED lets racing nodes take different deliveries; one that read a row before another's claim
-   * committed re-checks the lease on the row's newest version, so each attempt is made by one node.
+   * Each lane (an endpoint's live or imported deliveries) offers its oldest due, up to `limit`, locked
+   * as read; the first of every lane go before any lane's second. SKIP LOCKED lets racing nodes take
+   * different deliveries; one that read a row before another's claim committed re-checks the lease on
+   * the row's newest version, so each attempt is made by one node.
    */
   async claim (now: number, leaseUntil: number, limit: number) {
     const { rows } = await this.#db.query<ClaimedRow>({
-      text: `WITH due AS (
-          SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
-          WHERE e.status = 'enabled' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-          ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+      name: 'webhooks-claim',
+      text: `WITH offered AS (
+          SELECT o.delivery_id, o.next_attempt_at, o.turn
+          FROM webhook_endpoints e CROSS JOIN (VALUES (false), (true)) AS lane (imported)
+          CROSS JOIN LATERAL (
+            SELECT q.delivery_id, q.next_attempt_at, row_number() OVER (ORDER BY q.next_attempt_at, q.delivery_id) AS turn FROM (
+              SELECT d.delivery_id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE d.endpoint_id = e.endpoint_id AND d.imported = lane.imported
+                AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+              ORDER BY d.next_attempt_at, d.delivery_id LIMIT $3 FOR UPDATE SKIP LOCKED) AS q
+          ) AS o
+          WHERE e.status = 'enabled'
+        ), due AS (
+          SELECT delivery_id FROM offered ORDER BY turn, next_attempt_at, delivery_id LIMIT $3)
         UPDATE webhook_deliveries d SET lease_until = $2, attempts = d.attempts + 1
         FROM due, webhook_endpoints e WHERE d.delivery_id = due.delivery_id AND e.endpoint_id = d.endpoint_id
         RETURNING ${columns('e')}, d.delivery_id, d.position AS delivery_position, d.body, d.attempts`,

@@ -1,7 +1,7 @@
 // The SQLite change feed: events in AUTOINCREMENT order, which is commit order, since SQLite has one writer at a time.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import type { EventFeed, EventPage, PositionState, StoredEvent } from '../types.js'
+import type { EventFeed, EventLane, EventPage, PositionState, StoredEvent } from '../types.js'
 
 /** Rows one read may scan past, matching or not: reads stay bounded whatever a filter leaves out. */
 export const scanLimit = 2000
@@ -12,7 +12,7 @@ type EventRow = [seq: number, type: string, envelope: string | null]
 
 /** Writes the events of changes; called inside the change's transaction. */
 export interface EventWriter {
-  append (type: string, envelope: string, time: string): void
+  append (type: string, envelope: string, time: string, lane: EventLane): void
 }
 
 const headSql = 'SELECT max(pruned_to, coalesce((SELECT max(seq) FROM events), 0)) FROM feed'
@@ -20,8 +20,8 @@ const headSql = 'SELECT max(pruned_to, coalesce((SELECT max(seq) FROM events), 0
 export class SqliteEventFeed implements EventFeed, EventWriter {
   readonly #feedId: string
   readonly #prefix: string
-  readonly #insert: Statement<[string, string, string]>
-  readonly #scan: Statement<[{ after: number, types: string, scan: number }], EventRow>
+  readonly #insert: Statement<[string, string, string, number]>
+  readonly #scan: Statement<[{ after: number, types: string, scan: number, lanes: string }], EventRow>
   readonly #head: Statement<[], number>
   readonly #prunedTo: Statement<[], number>
   readonly #issued: Statement<[], number | null>
@@ -34,9 +34,11 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
   constructor (db: Database.Database) {
     this.#feedId = db.prepare<[], string>('SELECT feed_id FROM feed').pluck().get()!
     this.#prefix = `${this.#feedId}-`
-    this.#insert = db.prepare('INSERT INTO events (type, envelope, time) VALUES (?, ?, ?)')
-    // The envelope is read only for the types wanted: `,type,` within the comma-joined list.
-    this.#scan = db.prepare<[{ after: number, types: string, scan: number }], EventRow>(`SELECT seq, type, CASE WHEN instr(@types, ',' || type || ',') > 0 THEN envelope END
+    this.#insert = db.prepare('INSERT INTO events (type, envelope, time, imported) VALUES (?, ?, ?, ?)')
+    // The envelope is read only for the types and lanes wanted: `,type,` within the comma-joined list,
+    // `imported` (0 or 1) within the lanes' digits.
+    this.#scan = db.prepare<[{ after: number, types: string, scan: number, lanes: string }], EventRow>(`SELECT seq, type,
+      CASE WHEN instr(@types, ',' || type || ',') > 0 AND instr(@lanes, imported) > 0 THEN envelope END
       FROM events WHERE seq > @after ORDER BY seq LIMIT @scan`).raw()
     // Every list page reads it (Events-Cursor): one statement.
     this.#head = db.prepare<[], number>(headSql).pluck()
@@ -70,8 +72,8 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
     return /^[0-9a-z]{1,11}$/.test(digits) ? parseInt(digits, 36) : null
   }
 
-  append (type: string, envelope: string, time: string): void {
-    this.#insert.run(type, envelope, time)
+  append (type: string, envelope: string, time: string, lane: EventLane): void {
+    this.#insert.run(type, envelope, time, lane === 'imported' ? 1 : 0)
     this.#appended = true
   }
 
@@ -102,13 +104,14 @@ export class SqliteEventFeed implements EventFeed, EventWriter {
     return seq < this.#prunedTo.get()! || seq > (this.#issued.get() ?? 0) ? 'gone' : 'current'
   }
 
-  async read (after: string, types: readonly string[], limit: number): Promise<EventPage> {
+  async read (after: string, types: readonly string[], limit: number, lane?: EventLane): Promise<EventPage> {
+    const lanes = lane === undefined ? '01' : lane === 'imported' ? '1' : '0'
     const from = this.#seqOf(after)!
     const events: StoredEvent[] = []
     let last = from
     let scanned = 0
     // One statement, so one snapshot: nothing another process commits meanwhile falls between two reads.
-    for (const [seq, type, envelope] of this.#scan.iterate({ after: from, types: `,${types.join(',')},`, scan: scanLimit })) {
+    for (const [seq, type, envelope] of this.#scan.iterate({ after: from, types: `,${types.join(',')},`, scan: scanLimit, lanes })) {
       last = seq
       scanned++
       if (envelope === null) continue

@@ -222,6 +222,15 @@ export const sqliteMigrations: MigrationScripts = {
     ) STRICT, WITHOUT ROWID;
     CREATE UNIQUE INDEX import_rows_ids ON import_rows (import_id, record_id);
     CREATE UNIQUE INDEX import_rows_unique ON import_rows (import_id, unique_value) WHERE unique_value IS NOT NULL;
+  `,
+  // An import's events are marked, and each webhook endpoint has a cursor per lane (live, imported):
+  // a million imported events queue apart from the rest instead of ahead of them.
+  11: `
+    ALTER TABLE events ADD COLUMN imported INTEGER NOT NULL DEFAULT 0 CHECK (imported IN (0, 1));
+    ALTER TABLE webhook_endpoints ADD COLUMN imported_position TEXT NOT NULL DEFAULT '';
+    UPDATE webhook_endpoints SET imported_position = position;
+    ALTER TABLE webhook_deliveries ADD COLUMN imported INTEGER NOT NULL DEFAULT 0 CHECK (imported IN (0, 1));
+    CREATE INDEX webhook_deliveries_lane ON webhook_deliveries (endpoint_id, imported, next_attempt_at);
   `
 }
 

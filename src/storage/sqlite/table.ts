@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventFeed, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
+import type { EventFeed, EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
 import { recordColumns, SqliteListing } from './listing.js'
 import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
@@ -59,7 +59,7 @@ export class SqliteTable<T, V extends object> {
   readonly #pages: LRUCache<string, Page<T>> | null
   /** Counts the times the pages were dropped: a page read meanwhile (on a reader thread) may be stale. */
   #pagesDropped = 0
-  readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity) => Versioned<T>
+  readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity, lane?: EventLane) => Versioned<T>
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
@@ -106,12 +106,12 @@ export class SqliteTable<T, V extends object> {
       return row
     }
     // In the write's transaction: the change and its event are kept together or not at all.
-    const changed = (change: 'created' | 'replaced' | 'deleted', id: string, time: string, revision: number, record: unknown) => {
+    const changed = (change: 'created' | 'replaced' | 'deleted', id: string, time: string, revision: number, record: unknown, lane: EventLane = 'live') => {
       const type = `${kind}.${change}` as EventType
-      events.append(type, eventEnvelope(type, `${spec.path}/${id}`, time, id, revision, record), time)
+      events.append(type, eventEnvelope(type, `${spec.path}/${id}`, time, id, revision, record), time, lane)
     }
     // No savepoints (GroupCommit): each write refuses before its first change, or undoes what it changed.
-    this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity) => {
+    this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity, lane?: EventLane) => {
       this.#dropPages()
       const now = new Date()
       const time = now.toISOString()
@@ -133,7 +133,7 @@ export class SqliteTable<T, V extends object> {
         throw this.#refusal(error)
       }
       search.indexed(seq, searched(row))
-      changed('created', record[idColumn] as string, time, 1, record)
+      changed('created', record[idColumn] as string, time, 1, record, lane)
       return created
     }
     this.#replace = (id: string, values: V, expected: ExpectedRevisions) => {
@@ -220,7 +220,7 @@ export class SqliteTable<T, V extends object> {
     // One write of the batch: a record refused undoes itself (see #create), the others stay.
     return this.#writes.run(() => records.map(({ values, given }) => {
       try {
-        return this.#create(values, undefined, given)
+        return this.#create(values, undefined, given, 'imported')
       } catch (error) {
         if (error instanceof DuplicateError) return error
         throw error

@@ -1,12 +1,13 @@
 // SQLite webhook endpoints and their pending deliveries; every change is one short transaction.
 import type Database from 'better-sqlite3'
+import type { Statement } from 'better-sqlite3'
 import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
-import type { EndpointOwner, WebhookRepository } from '../types.js'
+import { type EndpointOwner, type EventLane, eventLanes, type WebhookRepository } from '../types.js'
 
 export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const count = db.prepare<[], number>('SELECT count(*) FROM webhook_endpoints').pluck()
-  const insert = db.prepare(`INSERT INTO webhook_endpoints (endpoint_id, url, types, description, key_id, secret, status, created_at, position)
-    VALUES (@endpoint_id, @url, @types, @description, @key_id, @secret, 'enabled', @created_at, @position)`)
+  const insert = db.prepare(`INSERT INTO webhook_endpoints (endpoint_id, url, types, description, key_id, secret, status, created_at, position, imported_position)
+    VALUES (@endpoint_id, @url, @types, @description, @key_id, @secret, 'enabled', @created_at, @position, @imported_position)`)
   // An owner of null reaches every endpoint (an admin key, the worker); a key's id, only those it registered.
   const owned = '(@owner IS NULL OR key_id = @owner)'
   type Owned = { id: string, owner: EndpointOwner }
@@ -16,16 +17,22 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const rotate = db.prepare<[Owned & { secret: string, expires: number }]>(
     `UPDATE webhook_endpoints SET previous_secret = secret, secret = @secret, previous_secret_expires_at = @expires WHERE endpoint_id = @id AND ${owned}`)
   const enable = db.prepare<[Owned & { position: string }]>(
-    `UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = @position WHERE endpoint_id = @id AND ${owned}`)
-  const move = db.prepare<[string, string, string]>(
-    "UPDATE webhook_endpoints SET position = ? WHERE endpoint_id = ? AND position = ? AND status = 'enabled'")
-  const queue = db.prepare<[string, string, string, number]>(
-    'INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+    `UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, position = @position, imported_position = @position
+    WHERE endpoint_id = @id AND ${owned}`)
+  const cursor = { live: 'position', imported: 'imported_position' } as const
+  const move = Object.fromEntries(eventLanes.map(lane => [lane, db.prepare<[string, string, string]>(
+    `UPDATE webhook_endpoints SET ${cursor[lane]} = ? WHERE endpoint_id = ? AND ${cursor[lane]} = ? AND status = 'enabled'`)])) as Record<EventLane, Statement<[string, string, string]>>
+  const queued = db.prepare<[string, number], number>('SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ? AND imported = ?').pluck()
+  const queue = db.prepare<[string, string, string, number, number]>(
+    'INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at, imported) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
+  // Each lane's due deliveries numbered oldest first; the first of every lane go before any lane's second.
   const due = db.prepare<[number, number, number], ClaimedRow>(`
-    SELECT e.*, d.delivery_id, d.position AS delivery_position, d.body, d.attempts + 1 AS attempts
-    FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
-    WHERE e.status = 'enabled' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-    ORDER BY d.next_attempt_at LIMIT ?`)
+    SELECT * FROM (
+      SELECT e.*, d.delivery_id, d.position AS delivery_position, d.body, d.attempts + 1 AS attempts, d.next_attempt_at,
+        row_number() OVER (PARTITION BY d.endpoint_id, d.imported ORDER BY d.next_attempt_at, d.delivery_id) AS turn
+      FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
+      WHERE e.status = 'enabled' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+    ) ORDER BY turn, next_attempt_at, delivery_id LIMIT ?`)
   const lease = db.prepare<[number, number | string]>('UPDATE webhook_deliveries SET lease_until = ?, attempts = attempts + 1 WHERE delivery_id = ?')
   const done = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE delivery_id = ?')
   const recovered = db.prepare<[string]>('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?')
@@ -44,9 +51,10 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
     insert.run(row)
     return true
   })
-  const enqueue = db.transaction((endpointId: string, from: string, to: string, events: { position: string, body: string }[], now: number) => {
-    if (move.run(to, endpointId, from).changes === 0) return false
-    for (const event of events) queue.run(endpointId, event.position, event.body, now)
+  const enqueue = db.transaction(({ endpointId, lane, from, to, events, now, max }: Parameters<WebhookRepository['enqueue']>[0]) => {
+    const imported = lane === 'imported' ? 1 : 0
+    if (queued.get(endpointId, imported)! >= max || move[lane].run(to, endpointId, from).changes === 0) return false
+    for (const event of events) queue.run(endpointId, event.position, event.body, now, imported)
     return true
   })
   const claim = db.transaction((now: number, leaseUntil: number, limit: number) => {
@@ -82,7 +90,8 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
         disabled_reason: null,
         failing_since: null,
         created_at: endpoint.createdAt,
-        position: endpoint.position
+        position: endpoint.position,
+        imported_position: endpoint.position
       }
       return create.immediate(row, max) ? storedEndpoint(row) : null
     },
@@ -103,8 +112,8 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
       enable.run({ id, owner, position })
       return find(id, owner)
     },
-    async enqueue (endpointId, from, to, events, now) {
-      return enqueue.immediate(endpointId, from, to, events, now)
+    async enqueue (queue) {
+      return enqueue.immediate(queue)
     },
     async claim (now, leaseUntil, limit) {
       return claim.immediate(now, leaseUntil, limit).map(claimedDelivery)
