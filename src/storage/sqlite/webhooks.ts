@@ -25,14 +25,20 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const queued = db.prepare<[string, number], number>('SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ? AND imported = ?').pluck()
   const queue = db.prepare<[string, string, string, number, number]>(
     'INSERT INTO webhook_deliveries (endpoint_id, position, body, next_attempt_at, imported) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
-  // Each lane's due deliveries numbered oldest first; the first of every lane go before any lane's second.
-  const due = db.prepare<[number, number, number], ClaimedRow>(`
+  // Each lane offers its oldest due (up to the limit, read down its index), numbered oldest first; the
+  // first of every lane go before any lane's second. CROSS JOIN keeps SQLite's join order: lanes outside,
+  // so that a lane's subquery runs once, not once per queued delivery.
+  const due = db.prepare<{ now: number, limit: number }, ClaimedRow>(`
     SELECT * FROM (
       SELECT e.*, d.delivery_id, d.position AS delivery_position, d.body, d.attempts + 1 AS attempts, d.next_attempt_at,
         row_number() OVER (PARTITION BY d.endpoint_id, d.imported ORDER BY d.next_attempt_at, d.delivery_id) AS turn
-      FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
-      WHERE e.status = 'enabled' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-    ) ORDER BY turn, next_attempt_at, delivery_id LIMIT ?`)
+      FROM webhook_endpoints e CROSS JOIN (SELECT 0 AS imported UNION ALL SELECT 1) AS lane
+      CROSS JOIN webhook_deliveries d ON d.delivery_id IN (
+        SELECT delivery_id FROM webhook_deliveries
+        WHERE endpoint_id = e.endpoint_id AND imported = lane.imported AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+        ORDER BY next_attempt_at, delivery_id LIMIT @limit)
+      WHERE e.status = 'enabled'
+    ) ORDER BY turn, next_attempt_at, delivery_id LIMIT @limit`)
   const lease = db.prepare<[number, number | string]>('UPDATE webhook_deliveries SET lease_until = ?, attempts = attempts + 1 WHERE delivery_id = ?')
   const done = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE delivery_id = ?')
   const recovered = db.prepare<[string]>('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?')
@@ -58,7 +64,7 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
     return true
   })
   const claim = db.transaction((now: number, leaseUntil: number, limit: number) => {
-    const rows = due.all(now, now, limit)
+    const rows = due.all({ now, limit })
     for (const row of rows) lease.run(leaseUntil, row.delivery_id)
     return rows
   })
