@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { runBackup } from '../src/cli/backup-command.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { type Book, childEnv, post, start, stop } from './process.js'
+import { type Book, built, childEnv, post, start, stop } from './process.js'
 
 /** runBackup as `npm run backup -- …args` with DATABASE_PATH set to databasePath (or unset). */
 async function backup (args: string[], databasePath: string | undefined): Promise<{ code: number, stdout: string, stderr: string }> {
@@ -99,12 +99,12 @@ t.test('npm run backup -- --help prints the usage and copies nothing', async t =
 })
 
 t.test('the backup entry point runs as a process and sets the exit code', async t => {
-  const entry = new URL('../src/cli/backup.ts', import.meta.url).pathname
+  const entry = built('cli/backup.js')
   // In a folder of its own: the repository's ./data may hold the database of the developer's `npm start`.
   const cwd = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
   t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
   const run = async (...args: string[]) => {
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('@tapjs/typescript/import'), entry, ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [entry, ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', chunk => { out += chunk })
     child.stderr.on('data', chunk => { out += chunk })

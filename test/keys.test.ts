@@ -8,7 +8,7 @@ import { parseKey } from '../src/access/api-keys.js'
 import { runKeys } from '../src/cli/key-commands.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { build, tempDatabase } from './helper.js'
-import { childEnv } from './process.js'
+import { built, childEnv, serverEntry } from './process.js'
 
 /** A database as the service's first start leaves it, which the CLI may open. */
 function serviceDatabase (t: Test): string {
@@ -126,9 +126,8 @@ t.test('the CLI never creates a database: a mistyped DATABASE_PATH is one line n
 
 t.test('the server prints the first admin key once, and npm run keys manages the same database', async t => {
   const databasePath = tempDatabase(t)
-  const serverEntry = new URL('../src/server.ts', import.meta.url).pathname
   const run = async (env: Record<string, string>): Promise<string> => {
-    const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+    const child = spawn(process.execPath, [serverEntry], {
       env: childEnv({ PORT: '0', OPS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'warn', DATABASE_PATH: databasePath, ...env }),
       stdio: ['ignore', 'pipe', 'inherit']
     })
@@ -153,7 +152,7 @@ t.test('the server prints the first admin key once, and npm run keys manages the
 
 t.test('the keys entry point runs as a process and sets the exit code', async t => {
   const databasePath = serviceDatabase(t)
-  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/cli/keys.ts', import.meta.url).pathname, 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
+  const child = spawn(process.execPath, [built('cli/keys.js'), 'create', '--scopes', 'books:read', '--name', 'cli', '--quiet'], {
     env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -164,7 +163,7 @@ t.test('the keys entry point runs as a process and sets the exit code', async t 
   const [code] = await once(child, 'exit')
   t.equal(code, 0)
   t.match(out, /^bsk_\S+\n$/)
-  const bad = spawn(process.execPath, ['--import', '@tapjs/typescript/import', new URL('../src/cli/keys.ts', import.meta.url).pathname, 'nope'], {
+  const bad = spawn(process.execPath, [built('cli/keys.js'), 'nope'], {
     env: childEnv({ DATABASE_PATH: databasePath }),
     stdio: ['ignore', 'ignore', 'pipe']
   })

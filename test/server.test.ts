@@ -65,7 +65,7 @@ t.test('a database of an older schema is migrated at start, saying how far the b
 })
 
 t.test('a bad setting stops the start with one line naming it', async t => {
-  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', serverEntry], {
+  const child = spawn(process.execPath, [serverEntry], {
     env: childEnv({ PORT: 'eighty' }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
