@@ -64,7 +64,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       head: async () => traced('events.head', () => events.head()),
       oldest: async () => traced('events.oldest', () => events.oldest()),
       check: async position => traced('events.check', () => events.check(position)),
-      read: async (after, types, limit) => traced('events.read', () => events.read(after, types, limit)),
+      read: async (after, types, limit, lane) => traced('events.read', () => events.read(after, types, limit, lane)),
       // Background work of the node, not of a request.
       prune: events.prune.bind(events),
       onCommit: events.onCommit.bind(events)
