@@ -86,10 +86,22 @@ function decimalIntegers (validate: ValidateFunction, names: string[]): StringsV
   return checked
 }
 
+/**
+ * Validators compiled once per process, by what they check: every app built here (a test builds
+ * hundreds) gets the same functions for the same contract, and AJV, which caches by schema object,
+ * does not compile (and keep) one more copy per app.
+ */
+const compiled = new Map<string, ReturnType<FastifySchemaCompiler<object>>>()
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return bodies.compile(schema)
-  const strict = httpPart === 'headers' ? lowerCaseHeaders(schema) : schema
-  return decimalIntegers(strings.compile(strict), integerProperties(strict))
+  const key = `${httpPart ?? ''} ${JSON.stringify(schema)}`
+  let validate = compiled.get(key)
+  if (validate === undefined) {
+    const strict = httpPart === 'headers' ? lowerCaseHeaders(schema) : schema
+    validate = httpPart === 'body' ? bodies.compile(schema) : decimalIntegers(strings.compile(strict), integerProperties(strict))
+    compiled.set(key, validate)
+  }
+  return validate
 }
 
 /** `node` with every `$ref` into the document replaced by what it points at (the contract's schemas have no cycles). */
@@ -106,5 +118,12 @@ function inlined (node: unknown, document: object): unknown {
 
 /** A validator of one of the contract's component schemas, as strict as a body's (an imported row is validated as a create's body is). */
 export function schemaValidator (document: object, name: string): ValidateFunction {
-  return bodies.compile(inlined({ $ref: `#/components/schemas/${name}` }, document) as object)
+  const schema = inlined({ $ref: `#/components/schemas/${name}` }, document) as object
+  const key = `component ${JSON.stringify(schema)}`
+  let validate = compiled.get(key) as ValidateFunction | undefined
+  if (validate === undefined) {
+    validate = bodies.compile(schema)
+    compiled.set(key, validate)
+  }
+  return validate
 }
