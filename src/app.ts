@@ -42,9 +42,12 @@ import { ImportRunner } from './imports/runner.js'
 const swaggerUiLogoStyle = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
 const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'headers.authorization', 'headers.cookie', '*.authorization', 'apiKey', 'token', 'secret']
 
-// A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
-// Rows an import stages, then writes, at a time: one group commit's worth, a few milliseconds of the event loop.
+// Rows an import stages at a time (a few milliseconds of the event loop), then writes at a time: a write
+// batch is one group-commit transaction, which a single write beside it may wait for; at 100 rows its p99
+// stays near 50 ms on SQLite, against 122 ms at 500, for 29 % fewer rows a second (BENCHMARKS.md).
 const importBatch = 500
+const importWriteBatch = 100
+// A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
 const requestIdPattern = /^[\w.:-]{1,128}$/
 
 export interface AppDependencies {
@@ -276,7 +279,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     stores: { books: repositories.books, students: repositories.students },
     node: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     leaseMs: config.importLeaseMs,
-    batch: importBatch,
+    batch: importWriteBatch,
     sweepMs: config.importLeaseMs / 3,
     clock: Date.now,
     onError: (error, importId) => app.log.error({ err: error, importId }, 'an import stopped; it is taken up again once its lease runs out')

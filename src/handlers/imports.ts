@@ -1,6 +1,7 @@
 // Handlers of imports: a file received, checked and staged in the request, then written by the runner; its state, its progress live, its cancellation.
 import { createHash } from 'node:crypto'
 import { PassThrough, type Readable } from 'node:stream'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { FastifyRequest } from 'fastify'
 import { uuidv7 } from 'uuidv7'
 import type { Caller } from '../access/auth.js'
@@ -112,6 +113,8 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const current = await imports.update(importId, { ...counts, refused: counts.refused + repeats.length, problems }, runner.lease())
       ;[staged, problems, counts] = [[], [], { read: 0, refused: 0, bytes: 0 }]
       if (current.cancel_requested) throw new Stopped('cancelled', `Cancelled while the file was being received, after ${current.rows.read} rows; nothing was written.`, null)
+      // A file arriving faster than it is read leaves its stream never empty: other requests go first between batches.
+      await yieldToLoop()
     }
     try {
       for await (const row of fileRows(body, format, checker.shape, limits, chunk => { counts.bytes += chunk.length; hash.update(chunk) })) {
