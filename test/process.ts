@@ -14,7 +14,7 @@ let builtOnce = false
  */
 export function built (entry: string): string {
   if (!builtOnce) {
-    const build = spawnSync(process.execPath, [new URL('../scripts/build-if-stale.mjs', import.meta.url).pathname], { encoding: 'utf8', env: childEnv() })
+    const build = spawnSync(process.execPath, [new URL('../scripts/build-if-stale.mjs', import.meta.url).pathname], { encoding: 'utf8', env: childEnv({ _TAPJS_PROCESSINFO_COVERAGE_: '0' }) })
     if (build.status !== 0) throw new Error(`building dist/ failed: ${build.stdout}${build.stderr}`)
     builtOnce = true
   }

@@ -94,7 +94,7 @@ function decimalIntegers (validate: ValidateFunction, names: string[]): StringsV
 const compiled = new Map<string, ReturnType<FastifySchemaCompiler<object>>>()
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const key = `${httpPart ?? ''} ${JSON.stringify(schema)}`
+  const key = `${String(httpPart)} ${JSON.stringify(schema)}`
   let validate = compiled.get(key)
   if (validate === undefined) {
     const strict = httpPart === 'headers' ? lowerCaseHeaders(schema) : schema
