@@ -163,11 +163,7 @@ t.test('a key another node took meanwhile whose entry cannot be read back (expir
 })
 
 t.test('an import\'s rate is rows over the seconds since it was created, and none before a millisecond has passed', async t => {
-  const row = {
-    import_id: 'i', key_id: 'k', collection: 'books', mode: 'all', format: 'csv', state: 'succeeded', cancel_requested: 0,
-    rows_read: 3000, rows_written: 3000, rows_refused: 0, bytes: 10, created_at: '2026-11-27T00:00:00.000Z', started_at: '2026-11-27T00:00:00.000Z',
-    finished_at: '2026-11-27T00:00:02.000Z', detail: null, problems: '[]', problems_omitted: 0, written_to: 0, idempotency_key: null, fingerprint: null
-  } as const
+  const row = { import_id: 'i', key_id: 'k', collection: 'books', mode: 'all', format: 'csv', state: 'succeeded', cancel_requested: 0, rows_read: 3000, rows_written: 3000, rows_refused: 0, bytes: 10, created_at: '2026-11-27T00:00:00.000Z', started_at: '2026-11-27T00:00:00.000Z', finished_at: '2026-11-27T00:00:02.000Z', detail: null, problems: '[]', problems_omitted: 0, written_to: 0, idempotency_key: null, fingerprint: null } as const
   t.equal(storedImport(row).rows_per_second, 1500)
   t.equal(storedImport({ ...row, finished_at: row.created_at }).rows_per_second, null, 'finished in the millisecond it was created')
   t.equal(storedImport({ ...row, finished_at: null }, Date.parse(row.created_at)).rows_per_second, null, 'read in the millisecond it was created')
