@@ -80,10 +80,10 @@ export function tempDatabase (t: Test): string {
  * running beside this one can hold it back a while); the pace keeps a key well inside its rate limit.
  */
 export async function eventually<T> (read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (const deadline = Date.now() + 30_000; ;) {
+  for (const deadline = Date.now() + 120_000; ;) {
     const value = await read()
     if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not within 30 s`)
+    if (Date.now() > deadline) throw new Error(`${what}: not within 120 s`)
     await sleep(100)
   }
 }
