@@ -91,17 +91,19 @@ function decimalIntegers (validate: ValidateFunction, names: string[]): StringsV
  * hundreds) gets the same functions for the same contract, and AJV, which caches by schema object,
  * does not compile (and keep) one more copy per app.
  */
-const compiled = new Map<string, ReturnType<FastifySchemaCompiler<object>>>()
+const compiled = new Map<string, unknown>()
+
+function compiledOnce<V> (key: string, compile: () => V): V {
+  if (!compiled.has(key)) compiled.set(key, compile())
+  return compiled.get(key) as V
+}
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const key = `${String(httpPart)} ${JSON.stringify(schema)}`
-  let validate = compiled.get(key)
-  if (validate === undefined) {
+  return compiledOnce(`${String(httpPart)} ${JSON.stringify(schema)}`, () => {
+    if (httpPart === 'body') return bodies.compile(schema)
     const strict = httpPart === 'headers' ? lowerCaseHeaders(schema) : schema
-    validate = httpPart === 'body' ? bodies.compile(schema) : decimalIntegers(strings.compile(strict), integerProperties(strict))
-    compiled.set(key, validate)
-  }
-  return validate
+    return decimalIntegers(strings.compile(strict), integerProperties(strict))
+  })
 }
 
 /** `node` with every `$ref` into the document replaced by what it points at (the contract's schemas have no cycles). */
@@ -119,11 +121,5 @@ function inlined (node: unknown, document: object): unknown {
 /** A validator of one of the contract's component schemas, as strict as a body's (an imported row is validated as a create's body is). */
 export function schemaValidator (document: object, name: string): ValidateFunction {
   const schema = inlined({ $ref: `#/components/schemas/${name}` }, document) as object
-  const key = `component ${JSON.stringify(schema)}`
-  let validate = compiled.get(key) as ValidateFunction | undefined
-  if (validate === undefined) {
-    validate = bodies.compile(schema)
-    compiled.set(key, validate)
-  }
-  return validate
+  return compiledOnce(`component ${JSON.stringify(schema)}`, () => bodies.compile(schema))
 }
