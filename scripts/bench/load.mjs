@@ -54,6 +54,7 @@ export async function load (server, scenario, target, duration, { connections = 
     rps: total / duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    max: result.latency.max,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     cpuUs: total > 0 ? cpu / total * 1e6 : NaN,
