@@ -57,7 +57,11 @@ function startAttacker (id, port, keys) {
 }
 
 async function stopService (service) {
-  const kill = setTimeout(() => process.kill(service.pid, 'SIGKILL'), stopPatienceMs)
+  const kill = setTimeout(() => {
+    try {
+      process.kill(service.pid, 'SIGKILL')
+    } catch {} // it ended meanwhile
+  }, stopPatienceMs)
   try {
     await service.stop()
   } finally {
@@ -78,6 +82,9 @@ async function attackRun (engine, dir, attack, keys, target) {
     logTo: log
   })
   closeSync(log)
+  // An attack may crash the service: the row says so, and the run goes on with the next.
+  let ended = null
+  service.exited.then(code => { ended = code })
   try {
     const check = target.setup({})
     const res = await fetch(service.url + check.path, { headers: check.headers })
@@ -90,8 +97,9 @@ async function attackRun (engine, dir, attack, keys, target) {
     await sleep(leadSeconds * 1000)
     const beside = await load(service, target, engine, settings.duration, options)
     const got = await attacker.stop()
+    if (ended !== null) got.notes.push(`**the service exited** (${ended}) during the attack${service.stderr() === '' ? '' : `: ${service.stderr().trim().split('\n').slice(-3).join(' ').slice(0, 300)}`}`)
     progress(`    beside: ${summary(beside)}; the attacker sent ${got.sent}, answers ${JSON.stringify(got.answers)}${got.notes.map(note => `; ${note}`).join('')}`)
-    return { attack, alone, beside, attacker: got, peak: peakRss(service.pid) }
+    return { attack, alone, beside, attacker: got, peak: ended === null ? peakRss(service.pid) : NaN }
   } finally {
     await stopService(service)
   }
@@ -114,7 +122,7 @@ export async function hostileRun (dir, seeded) {
     for (const attack of chosen) {
       progress(`[${++step}/${chosen.length * engines.length}] ${engine}: ${attack.name}`)
       const row = await attackRun(engine, dir, attack, keys, target)
-      peak = Math.max(peak, row.peak)
+      if (Number.isFinite(row.peak)) peak = Math.max(peak, row.peak)
       rows.push(row)
     }
     tables.push([engines.length > 1 ? engineNames[engine] : null, hostileTable(rows, engine)])
