@@ -94,7 +94,7 @@ async function attackRun (engine, dir, attack, keys, target) {
     const alone = await load(service, target, engine, settings.duration, options)
     progress(`    alone: ${summary(alone)}`)
     const attacker = startAttacker(attack.id, service.port, keys)
-    await sleep(leadSeconds * 1000)
+    await sleep((attack.leadSeconds ?? leadSeconds) * 1000)
     const beside = await load(service, target, engine, settings.duration, options)
     const got = await attacker.stop()
     if (ended !== null) got.notes.push(`**the service exited** (${ended}) during the attack${service.stderr() === '' ? '' : `: ${service.stderr().trim().split('\n').slice(-3).join(' ').slice(0, 300)}`}`)
@@ -127,11 +127,13 @@ export async function hostileRun (dir, seeded) {
     }
     tables.push([engines.length > 1 ? engineNames[engine] : null, hostileTable(rows, engine)])
   }
+  const ownLeads = chosen.filter(a => a.leadSeconds !== undefined).map(a => `${a.id.toUpperCase()}: ${a.leadSeconds} s`)
+  const leads = `${leadSeconds} s${ownLeads.length > 0 ? ` (${ownLeads.join(', ')})` : ''}`
   const setup = [
     `Victim: GET /books/{id} of a random book among ${int(seeded.sample.books.length)} spread over the collection, with a ${victimScopes} key of its own (the ` +
       'attacks are anonymous or another key\'s, and every attack comes from 127.0.0.1: an anonymous victim would share the attacker\'s quota), autocannon in the bench ' +
       'process on core 1; p50, p99 and max over the answers received in the window (a request unanswered within 10 s is an error)',
-    `Attacker: scripts/bench/hostile-attacker.mjs, a process of its own on core 1 beside the victim's load generator (its CPU is in the table), started ${leadSeconds} s ` +
+    `Attacker: scripts/bench/hostile-attacker.mjs, a process of its own on core 1 beside the victim's load generator (its CPU is in the table), started ${leads} ` +
       'before the window and stopped at its end; raw sockets, one connection a request; the parameters are in scripts/bench/hostile-attacks.mjs',
     'Service: the settings\' defaults (RATE_LIMIT_ANONYMOUS=120/60 for the attacks), but RATE_LIMIT=999999999/60 for keys (the victim is never refused; the keyed ' +
       'attacker keeps to the default 600/60 itself) and SHUTDOWN_DRAIN_MS=0; killed when an attack left it unable to stop within 10 s',
