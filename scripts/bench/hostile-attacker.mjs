@@ -1,13 +1,15 @@
 // The hostile scenario's attacker, a process of its own: runs one attack of ./hostile-attacks.mjs until its stdin ends, then prints what it sent and got.
 // Usage (by ./hostile-run.mjs): node hostile-attacker.mjs '{"attack":"h1","port":3000,"keys":{"reader":"…","writer":"…"}}'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { word } from './data.mjs'
 import { attacks } from './hostile-attacks.mjs'
 import { chunked, closeAll, exchange, head } from './hostile-wire.mjs'
 
 const { attack: id, port, keys } = JSON.parse(process.argv[2])
 const { params } = attacks.find(a => a.id === id)
 
-const tally = { sent: 0, answers: {}, notes: [] }
+// `searches`: the answers to L3's keyed searches beside its bursts.
+const tally = { sent: 0, answers: {}, notes: [], searches: null }
 const attack = { stopped: false }
 
 /** Sends `request` and counts its answer (an answer that has not come when the attack stops is not counted). */
@@ -60,15 +62,19 @@ const run = {
     const request = head('GET', params.path, { Accept: 'text/csv' })
     return oneAfterAnother(params.everyMs, () => send(request))
   },
-  async l3 () {
+  l3 () {
     let n = 0
-    while (!attack.stopped) {
-      for (let i = 0; i < params.burst; i++) {
-        const q = encodeURIComponent(`${params.query} -zq${n++}`)
-        send(head('GET', `/books?limit=${params.limit}&q=${q}`))
-      }
-      await sleep(params.everyMs)
+    tally.searches = {}
+    // Someone else's search, with a key, while a burst is read: is it answered?
+    const search = async () => {
+      const q = encodeURIComponent(`${word(params.probeWordRank)} -zq${n++}`)
+      const { status } = await exchange(port, head('GET', `/books?limit=20&q=${q}`, { Authorization: `Bearer ${keys.reader}` }))
+      if (!attack.stopped) tally.searches[status] = (tally.searches[status] ?? 0) + 1
     }
+    return paced(params.everyMs, () => {
+      for (let i = 0; i < params.burst; i++) send(head('GET', `/books?limit=${params.limit}&q=${encodeURIComponent(`${params.query} -zq${n++}`)}`))
+      sleep(params.probeAfterMs).then(search)
+    })
   }
 }
 
@@ -76,6 +82,9 @@ process.stdin.resume()
 process.stdin.once('end', () => {
   attack.stopped = true
   closeAll()
+  if (tally.searches !== null) {
+    tally.notes.push(`keyed searches meanwhile: ${Object.entries(tally.searches).map(([status, n]) => `${n} × ${status}`).join(', ') || 'none answered'}`)
+  }
   const cpu = process.cpuUsage()
   process.stdout.write(JSON.stringify({ ...tally, cpuSeconds: (cpu.user + cpu.system) / 1e6 }) + '\n', () => process.exit(0))
 })
