@@ -58,7 +58,8 @@ export const attacks = [
     name: 'L3: bursts of 40 anonymous prefix searches (limit=100, each query distinct), one every 5 s',
     applies: { sqlite: 'yes (a reader thread)', postgres: 'yes (the pool\'s connections)' },
     // Research: `ja* au* OR fr* he* OR le* to* -zq<i>`; the bench's titles are made of two-letter
-    // syllables, so the same shape on them. 40 every 5 s spends the minute's quota (120) in a 15 s run.
+    // syllables, so the same shape on them. 40 every 5 s spends the minute's quota (120) in the run's
+    // first 15 s; the limiter answers the rest 429, as it would the research's attacker.
     // `probeAfterMs` into each burst, a keyed search for a word of middling frequency (the research's
     // victim searched) reports its answer.
     params: { query: 'ka* lo* OR mi* ne* OR ru* sa*', limit: 100, burst: 40, everyMs: 5000, probeAfterMs: 200, probeWordRank: 500 }

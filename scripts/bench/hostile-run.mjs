@@ -97,12 +97,18 @@ async function attackRun (engine, dir, attack, keys, target) {
     await sleep((attack.leadSeconds ?? leadSeconds) * 1000)
     const beside = await load(service, target, engine, settings.duration, options)
     const got = await attacker.stop()
-    if (ended !== null) got.notes.push(`**the service exited** (${ended}) during the attack${service.stderr() === '' ? '' : `: ${service.stderr().trim().split('\n').slice(-3).join(' ').slice(0, 300)}`}`)
+    if (ended !== null) got.notes.push(`**the service exited** (${ended}) during the attack${crash(service.stderr())}`)
     progress(`    beside: ${summary(beside)}; the attacker sent ${got.sent}, answers ${JSON.stringify(got.answers)}${got.notes.map(note => `; ${note}`).join('')}`)
     return { attack, alone, beside, attacker: got, peak: ended === null ? peakRss(service.pid) : NaN }
   } finally {
     await stopService(service)
   }
+}
+
+/** A crash's message from what the service wrote on stderr: its lines but the stack's frames. */
+function crash (stderr) {
+  const lines = stderr.split('\n').map(line => line.trim()).filter(line => line !== '' && !line.startsWith('at ') && line !== '^')
+  return lines.length === 0 ? '' : `: ${lines.slice(0, 4).join(' ').slice(0, 300)}`
 }
 
 const summary = s => `${int(s.rps)} req/s, p50 ${s.p50} / p99 ${s.p99} / max ${s.max} ms, ${s.errors} errors, ${s.non2xx} non-2xx`
