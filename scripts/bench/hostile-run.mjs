@@ -113,6 +113,7 @@ function crash (stderr) {
 
 const summary = s => `${int(s.rps)} req/s, p50 ${s.p50} / p99 ${s.p99} / max ${s.max} ms, ${s.errors} errors, ${s.non2xx} non-2xx`
 
+/** Every chosen attack (--only) on each engine of the run, on the `seeded` databases in `dir`: the report and its section. */
 export async function hostileRun (dir, seeded) {
   const only = opts.only?.split(',')
   const chosen = attacks.filter(a => only === undefined || only.includes(a.id))
