@@ -1,6 +1,6 @@
 // `npm run bench`: the built service and a bare node:http ceiling through the same scenarios, each figure beside the ceiling's (see BENCHMARKS.md).
 // Both are driven in one run on one machine (with --peers, beside the services a user would pick
-// instead); this entry composes the parts in scripts/bench/ (options, seeding, servers, scenarios,
+// instead; with --hostile, the service alone and beside each attack of issue 38); this entry composes the parts in scripts/bench/ (options, seeding, servers, scenarios,
 // measuring, tables and report) and scripts/bench/peers/.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -20,6 +20,7 @@ import { listCursors, scenarios } from './bench/scenarios.mjs'
 import { seedEngines } from './bench/seed.mjs'
 import { startCeiling } from './bench/servers.mjs'
 import { bulkRun } from './bench/bulk.mjs'
+import { hostileRun } from './bench/hostile-run.mjs'
 
 run('bench', async () => {
   pinLoadGenerator()
@@ -40,8 +41,11 @@ run('bench', async () => {
   try {
     const sizes = opts.scale ? settings.sizes : [settings.books]
     const first = await seedEngines(dir, sizes[0])
-    ceiling = await startCeiling(first.sample)
-    const { text, section } = opts.peers ? await peersRun(dir, ceiling, first) : await serviceRun(dir, ceiling, first, sizes)
+    // The hostile run measures the service against itself, alone and under attack: no ceiling.
+    if (!opts.hostile) ceiling = await startCeiling(first.sample)
+    const { text, section } = opts.hostile
+      ? await hostileRun(dir, first)
+      : opts.peers ? await peersRun(dir, ceiling, first) : await serviceRun(dir, ceiling, first, sizes)
     console.log('\n' + text)
     if (opts.write) writeSection(section, text)
   } finally {

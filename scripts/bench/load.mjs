@@ -30,6 +30,16 @@ async function postgresCpu (client, application) {
   return { backends, background }
 }
 
+/** What `read` reads from /proc, or NaN when the process has gone. */
+function ifAlive (read) {
+  try {
+    return read()
+  } catch (error) {
+    if (error.code === 'ENOENT') return NaN
+    throw error
+  }
+}
+
 const cpuSince = (before, after) => [...after].reduce((sum, [pid, cpu]) => sum + cpu - (before.get(pid) ?? 0), 0)
 
 /**
@@ -42,7 +52,8 @@ export async function load (server, scenario, target, duration, { connections = 
   const before = cpuSeconds(server.pid)
   const cannon = (connections, setup) => autocannon({ url: server.url, connections, duration, requests: [{ setupRequest: req => setup(req, target) }] })
   const [result] = await Promise.all([cannon(connections, scenario.setup), ...(beside > 0 ? [cannon(beside, scenario.beside)] : [])])
-  const cpu = cpuSeconds(server.pid) - before
+  // A server that died within the window (an attack may do that) has figures until then, and no CPU or memory after.
+  const cpu = ifAlive(() => cpuSeconds(server.pid)) - before
   const total = result.requests.total
   const pgAfter = server.postgres && await postgresCpu(server.postgres, server.postgresApplication)
   return {
@@ -54,10 +65,11 @@ export async function load (server, scenario, target, duration, { connections = 
     rps: total / duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    max: result.latency.max,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     cpuUs: total > 0 ? cpu / total * 1e6 : NaN,
-    rss: rssMegabytes(server.pid),
+    rss: ifAlive(() => rssMegabytes(server.pid)),
     total
   }
 }

@@ -21,7 +21,7 @@ async function freePort () {
 
 /**
  * Starts `script` on core 0 and waits until `check` (a path, asked with `apiKey`) answers 2xx, for
- * `patience` ms at most; `name` names it in errors. Resolves to its port, url, pid and stop().
+ * `patience` ms at most; `name` names it in errors. Resolves to its port, url, pid, exited, stderr() and stop().
  */
 export async function startServer ({ name, script, env, check, apiKey, logTo = 'ignore', nodeOptions = [], patience = 15_000 }) {
   const port = await freePort()
@@ -35,7 +35,7 @@ export async function startServer ({ name, script, env, check, apiKey, logTo = '
   })
   let stderr = ''
   child.stderr.on('data', chunk => { stderr += chunk })
-  const exited = new Promise(resolve => child.once('exit', code => resolve(code)))
+  const exited = new Promise(resolve => child.once('exit', (code, signal) => resolve(code ?? signal)))
   const url = `http://127.0.0.1:${port}`
   const started = performance.now()
   for (;;) {
@@ -57,6 +57,10 @@ export async function startServer ({ name, script, env, check, apiKey, logTo = '
     port,
     url,
     pid: child.pid,
+    /** Resolves to the exit code (or the signal) once the server has ended, whoever ended it. */
+    exited,
+    /** What the server wrote on stderr so far (a crash's stack). */
+    stderr: () => stderr,
     async stop () {
       child.kill('SIGTERM')
       await exited
