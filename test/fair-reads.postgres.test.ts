@@ -1,6 +1,7 @@
 // PostgreSQL: a burst of anonymous searches beside keyed ones; costly pages take turns per caller, so the keyed searches are not queued behind the burst on the connections (issue 38, L3).
 import pg from 'pg'
 import t from 'tap'
+import { parseSearch } from '../src/domain/search/query.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import type { ListQuery } from '../src/storage/types.js'
 import { build } from './helper.js'
@@ -65,5 +66,34 @@ await withPostgres(t, async t => {
     t.equal(refused.length, 20 - 1 - perCaller, 'the rest are refused at once')
     t.ok(refused.length > 0 && refused.every(res => res.headers['retry-after'] === '1' && res.json().type === '/problems/list-busy'), '503 list-busy with Retry-After')
     t.equal((await plain).statusCode, 200, 'a plain page of the same address is answered')
+  })
+
+  t.test('a costly page that waits on PostgreSQL holds up no read by id nor plain page: they go to a connection with no costly statement', async t => {
+    const url = await testDatabase(t)
+    // Two connections, so costly pages get one at a time. Lock waits give up after 10 s, far beyond what a read here takes.
+    const repositories = await openPostgresRepositories({ url, connections: 2, connectTimeout: 2000, statementTimeout: 20_000 })
+    t.teardown(() => repositories.close())
+    const { record } = await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
+    const locker = new pg.Client({ connectionString: url })
+    await locker.connect()
+    t.teardown(() => locker.end())
+    await locker.query('BEGIN')
+    await locker.query('LOCK TABLE students IN ACCESS EXCLUSIVE MODE')
+    let settled = false
+    const search: ListQuery = { equals: [], ranges: [], search: parseSearch('ada'), sort: { key: 'relevance', descending: false } }
+    const costly = repositories.students.list(search, 10, null, false, { id: '203.0.113.9', anonymous: true })
+    costly.then(() => { settled = true }, () => { settled = true })
+    for (;;) {
+      const { rows } = await locker.query(`SELECT 1 FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`)
+      if (rows.length > 0) break
+    }
+    const reads = await Promise.all(Array.from({ length: 6 }, async () => repositories.books.get(record.book_id)))
+    t.ok(reads.every(read => read?.record.title === 'Dune'), 'six reads by id answered')
+    const plain = await repositories.books.list({ equals: [], ranges: [], search: null, sort: { key: 'created_at', descending: false } }, 10, null)
+    t.equal(plain.items.length, 1, 'a plain page answered')
+    t.notOk(settled, 'all while the costly page still waits for its lock')
+    await locker.query('ROLLBACK')
+    t.same((await costly).items, [], 'which is read once the lock is gone')
   })
 })

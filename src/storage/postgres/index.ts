@@ -80,9 +80,10 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   await apiKeys.listen()
   const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
   const events = new PostgresEventFeed(reads, writes, feedId)
-  // Costly list pages take turns, as many at once as there are pipelined connections, each waiting
-  // for its turn no longer than a statement may run.
-  const gate = new FairGate({ slots: settings.connections, perCaller: options.listQueuePerCaller ?? defaults.listQueuePerCaller, budgetMs: settings.statementTimeout })
+  // Costly list pages take turns, fewer at once than there are pipelined connections (but at least
+  // one), so that one connection is always free of them for reads by id, plain pages and API keys;
+  // each waits for its turn no longer than a statement may run.
+  const gate = new FairGate({ slots: Math.max(1, settings.connections - 1), perCaller: options.listQueuePerCaller ?? defaults.listQueuePerCaller, budgetMs: settings.statementTimeout })
   const lists = { limits: listLimits, budgetMs: settings.statementTimeout, connect: () => connect(settings, false, true), gate }
   return {
     engine: 'postgres',

@@ -252,6 +252,9 @@ export class PostgresTable<T, V extends object> {
     // The feed's head rides on the page's first statement, in its snapshot: no round trip of its own.
     let position: string | null = null
     let withHead = feedPosition
+    // A page that is more than a seek waits its caller's turn: a burst of costly pages would otherwise
+    // queue every other caller's statements behind its own on the pipelined connections.
+    const costly = this.#listGate !== null && !this.#listing.seeks(query)
     const read = async (text: string, values: SqlValue[], planFixed?: boolean): Promise<SqlValue[][]> => {
       const joined = withHead
       withHead = false
@@ -259,7 +262,7 @@ export class PostgresTable<T, V extends object> {
       // Planned for its values unless its plan is fixed: the generic plan PostgreSQL gives a named
       // statement after five runs walked the whole primary key for a rare search (test/list-query.postgres.test.ts).
       const name = planFixed === true ? this.#statementName(statement) : undefined
-      const { rows } = await this.#reads.query({ name, text: statement, values, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+      const { rows } = await this.#reads.query({ name, text: statement, values, rowMode: 'array', types: listTypes } as pg.QueryConfig, costly)
       const result = rows as unknown as SqlValue[][]
       if (!joined) return result
       const [xid, seq] = result[0]! as [string, string]
@@ -276,9 +279,7 @@ export class PostgresTable<T, V extends object> {
         throw code === queryCanceled || code === lockNotAvailable ? new ListTimeoutError(this.#listBudgetMs) : error
       }
     })
-    // A page that is more than a seek waits its caller's turn: a burst of costly pages would otherwise
-    // queue every other caller's statements behind its own on the pipelined connections.
-    const page = this.#listGate === null || this.#listing.seeks(query) ? await readPage() : await this.#listGate.run(caller, readPage)
+    const page = costly ? await this.#listGate!.run(caller, readPage) : await readPage()
     const names = this.#columns
     const timestamps = this.#timestamps
     const items = page.items.map(row => {

@@ -122,7 +122,7 @@ export class ReadPool {
         reader.ready = true
         if (!this.#started) {
           this.#started = true
-          for (const job of this.#unarmed) if (!job.settled) this.#arm(job)
+          for (const job of this.#unarmed) this.#arm(job)
           this.#unarmed = []
         }
         this.#dispatch()
