@@ -107,22 +107,32 @@ function count (outcomes) {
   for (const { status } of outcomes) statuses.set(status, (statuses.get(status) ?? 0) + 1)
   return [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${n} × ${status}`).join(', ')
 }
-const median = values => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const quantile = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(values.length * q) - 1)]
+const median = values => quantile(values, 0.5)
 
 async function measure (engine, service) {
   const bearer = { authorization: `Bearer ${apiKey}` }
   // Alone first: what one heavy search and one keyed search cost on an idle service.
   const alone = { heavy: (await timed(service.url + heavy('alone'), {})).ms, light: (await timed(service.url + light(99), bearer)).ms }
   console.log(`${engine}: alone, a heavy search takes ${alone.heavy.toFixed(0)} ms and a keyed search ${alone.light.toFixed(0)} ms`)
+  const { items: [book] } = await (await fetch(service.url + '/books?limit=1', { headers: bearer })).json()
   for (let round = 0; round < rounds; round++) {
-    const attack = Array.from({ length: burst }, (_, i) => timed(service.url + heavy(`${round}x${i}`), {}))
+    const state = { attacking: true }
+    const attack = Promise.all(Array.from({ length: burst }, (_, i) => timed(service.url + heavy(`${round}x${i}`), {}))).finally(() => { state.attacking = false })
     const victim = Array.from({ length: keyed }, async (_, i) => {
       await new Promise(resolve => setTimeout(resolve, 10 + i * 20))
       return timed(service.url + light(round * keyed + i), bearer)
     })
-    const [attacker, keyedOutcomes] = [await Promise.all(attack), await Promise.all(victim)]
-    console.log(`${engine}: round ${round + 1}: anonymous burst of ${burst}: ${count(attacker)}; keyed searches: ${count(keyedOutcomes)} (median ${median(keyedOutcomes.map(o => o.ms)).toFixed(0)} ms, slowest ${Math.max(...keyedOutcomes.map(o => o.ms)).toFixed(0)} ms)`)
-    // The anonymous quota (120 a minute by default) would refuse a later round's burst: each round comes from elsewhere.
+    // One keyed client reading a book by id, one request after another, for as long as the burst lasts.
+    const reads = (async () => {
+      const outcomes = []
+      while (state.attacking) outcomes.push(await timed(`${service.url}/books/${book.book_id}`, bearer))
+      return outcomes
+    })()
+    const [attacker, keyedOutcomes, gets] = [await attack, await Promise.all(victim), await reads]
+    const getMs = gets.map(o => o.ms)
+    console.log(`${engine}: round ${round + 1}: anonymous burst of ${burst}: ${count(attacker)}; keyed searches: ${count(keyedOutcomes)} (median ${median(keyedOutcomes.map(o => o.ms)).toFixed(0)} ms, slowest ${Math.max(...keyedOutcomes.map(o => o.ms)).toFixed(0)} ms); GET by id meanwhile: ${count(gets)} (median ${median(getMs).toFixed(1)} ms, p99 ${quantile(getMs, 0.99).toFixed(1)} ms)`)
+    // The pages of this round still being read (their answers dropped) finish before the next round.
     await new Promise(resolve => setTimeout(resolve, 1500))
   }
 }
