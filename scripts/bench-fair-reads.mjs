@@ -155,8 +155,8 @@ run('node scripts/bench-fair-reads.mjs', async () => {
         script: join(root, 'dist/server.js'),
         apiKey,
         check: '/books?limit=1',
-        // Each round's burst from a fresh quota: the anonymous limit is per address, and every request here comes from 127.0.0.1.
-        env: { ...(engine === 'sqlite' ? { DATABASE_PATH: path } : { DATABASE_URL: url }), ADMIN_API_KEY: apiKey, LOG_LEVEL: 'warn', OPS_PORT: '0', RATE_LIMIT_ANONYMOUS: '100000/60', ...env }
+        // No quota refuses: every request here comes from 127.0.0.1 (one address), and the keyed reads run for as long as the bursts.
+        env: { ...(engine === 'sqlite' ? { DATABASE_PATH: path } : { DATABASE_URL: url }), ADMIN_API_KEY: apiKey, LOG_LEVEL: 'warn', OPS_PORT: '0', RATE_LIMIT: '999999999/60', RATE_LIMIT_ANONYMOUS: '999999999/60', ...env }
       })
       try {
         await measure(engine, service)

@@ -1,7 +1,7 @@
 // The fair queue of costly list pages: every interleaving of callers queuing, taking turns, finishing and giving up keeps the turns fair.
 import fc from 'fast-check'
 import t from 'tap'
-import { anonymousSlots, FairGate, FairQueue, keyedTurns, TooManyWaitingError } from '../src/storage/fair-queue.js'
+import { anonymousSlots, anonymousSlotsAlone, FairGate, FairQueue, keyedTurns, TooManyWaitingError } from '../src/storage/fair-queue.js'
 import { ListTimeoutError } from '../src/storage/list-sql.js'
 import type { ListCaller } from '../src/storage/types.js'
 
@@ -37,13 +37,19 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
     let removed = 0
     const waits = (anonymous: boolean) => callers.some(caller => caller.anonymous === anonymous && waiting.get(nameOf(caller))!.length > 0)
 
-    const take = () => {
+    /** Asks for the next job with a slot free; whether one was handed out. */
+    const take = (): boolean => {
       const [keyed, anonymous] = [waits(false), waits(true)]
       const runningAnonymous = running.filter(r => r.caller.anonymous).length
       const turn = queue.next()
       if (!keyed && !anonymous) {
         if (turn !== undefined) throw new Error('a job handed out while none waits')
-        return
+        return false
+      }
+      if (!keyed && runningAnonymous >= anonymousSlotsAlone(slots)) {
+        // Anonymous callers alone never take the last free slot (of several).
+        if (turn !== undefined) throw new Error(`an anonymous turn with ${runningAnonymous} of ${slots} slots held by anonymous callers`)
+        return false
       }
       if (turn === undefined) throw new Error('no job handed out while some wait')
       const name = nameOf(turn.caller)
@@ -66,6 +72,7 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
       else passedBy.set(name, new Set())
       running.push(turn)
       handedOut++
+      return true
     }
 
     for (const step of ops) {
@@ -110,8 +117,7 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
     }
     // No caller starves: with slots freed as jobs finish, every job still waiting is handed out.
     while (waits(false) || waits(true)) {
-      if (running.length === slots) queue.finished(running.shift()!.caller)
-      take()
+      if (running.length === slots || !take()) queue.finished(running.shift()!.caller)
     }
     if (queue.next() !== undefined || queue.size !== 0) throw new Error('jobs left once every one was handed out')
     if (handedOut + removed + refused !== pushed) throw new Error(`${pushed} pushed, ${handedOut} handed out, ${removed} removed, ${refused} refused`)
@@ -119,19 +125,24 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
   t.pass('500 generated interleavings held every property')
 })
 
-t.test('anonymous callers hold at most a quarter of the slots (at least one) while keyed callers wait, and every slot while none does', async t => {
+t.test('anonymous callers hold at most a quarter of the slots (at least one) while keyed callers wait, and all but one while none does', async t => {
   t.same([1, 2, 3, 4, 7, 8, 12, 64].map(anonymousSlots), [1, 1, 1, 1, 1, 2, 3, 16])
+  t.same([1, 2, 3, 8].map(anonymousSlotsAlone), [1, 1, 2, 7])
   const keyed = { id: 'key', anonymous: false }
   const queue = new FairQueue<string>({ slots: 8, perCaller: 100 })
   for (let i = 0; i < 20; i++) queue.push({ id: `192.0.2.${i}`, anonymous: true }, `anonymous ${i}`)
-  const first = Array.from({ length: 8 }, () => queue.next()!.job)
-  t.same(first, Array.from({ length: 8 }, (_, i) => `anonymous ${i}`), 'alone, anonymous callers take every slot')
-  for (let i = 0; i < 20; i++) queue.push(keyed, `keyed ${i}`)
-  for (let i = 0; i < 8; i++) queue.finished({ id: `192.0.2.${i}`, anonymous: true })
-  const turns = Array.from({ length: 8 }, () => queue.next()!.job)
-  t.same(turns, ['keyed 0', 'keyed 1', 'keyed 2', 'anonymous 8', 'keyed 3', 'keyed 4', 'keyed 5', 'anonymous 9'], 'three keyed turns to one anonymous one, up to two anonymous slots of eight')
+  const first = Array.from({ length: 7 }, () => queue.next()!.job)
+  t.same(first, Array.from({ length: 7 }, (_, i) => `anonymous ${i}`), 'alone, anonymous callers take all slots but one')
+  t.equal(queue.next(), undefined, 'and leave the last one free')
+  queue.push(keyed, 'keyed first')
+  t.same(queue.next(), { caller: keyed, job: 'keyed first' }, 'for a keyed caller that comes')
   queue.finished(keyed)
-  t.same(Array.from({ length: 4 }, () => { const turn = queue.next()!; queue.finished(turn.caller); return turn.job }), ['keyed 6', 'keyed 7', 'keyed 8', 'keyed 9'],
+  for (let i = 1; i < 20; i++) queue.push(keyed, `keyed ${i}`)
+  for (let i = 0; i < 7; i++) queue.finished({ id: `192.0.2.${i}`, anonymous: true })
+  const turns = Array.from({ length: 8 }, () => queue.next()!.job)
+  t.same(turns, ['keyed 1', 'keyed 2', 'anonymous 7', 'keyed 3', 'keyed 4', 'keyed 5', 'anonymous 8', 'keyed 6'], 'three keyed turns to one anonymous one, up to two anonymous slots of eight')
+  queue.finished(keyed)
+  t.same(Array.from({ length: 4 }, () => { const turn = queue.next()!; queue.finished(turn.caller); return turn.job }), ['keyed 7', 'keyed 8', 'keyed 9', 'keyed 10'],
     'with two anonymous pages running, keyed callers take the turns that free up')
 })
 
