@@ -1433,7 +1433,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The list page could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`). Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
+        /** @description The list page could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`, for its turn and for its statement), or the caller already has `LIST_QUEUE_PER_CALLER` (16 by default) costly lists waiting. Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
         ListBusy: {
             headers: {
                 /** @description Seconds to wait before retrying. */

@@ -30,7 +30,7 @@ t.test('a reader that dies while reading is replaced, and the page is read by th
   let started = 0
   // The first thread leaves as it takes its first request; the ones started after it are the service's own.
   const start: StartReader = data => ++started === 1 ? exitsOnRequest(data) : new Worker(new URL('../src/storage/sqlite/list-worker.js', import.meta.url), { workerData: data })
-  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start })
+  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start })
   t.teardown(() => pool.close())
   const page = await pool.page<{ title: string }>('books', byRelevance('dune'), 10, null)
   t.same(page.items.map(book => book.title), ['Dune', 'Children of Dune', 'Dune Messiah'], 'the page, in relevance order, from the thread that replaced it')
@@ -42,12 +42,12 @@ t.test('a reader that dies while reading is replaced, and the page is read by th
 
 t.test('a page whose reader dies twice fails alone; readers that keep dying are not started for ever', async t => {
   const path = await seeded(t)
-  const twice = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: exitsOnRequest })
+  const twice = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start: exitsOnRequest })
   t.teardown(() => twice.close())
   await t.rejects(twice.page('books', byRelevance('dune'), 10, null), /died twice/)
 
   let starts = 0
-  const broken = new ReadPool({ path, limits: defaultListLimits }, { threads: 3, budgetMs: 60_000, start: () => { starts++; return failsToStart() } })
+  const broken = new ReadPool({ path, limits: defaultListLimits }, { threads: 3, budgetMs: 60_000, perCaller: 30, start: () => { starts++; return failsToStart() } })
   t.teardown(() => broken.close())
   const outcomes = await Promise.allSettled(Array.from({ length: 30 }, async () => broken.page('books', byRelevance('dune'), 10, null)))
   t.ok(outcomes.every(o => o.status === 'rejected' && /died twice|keep dying/.test(String(o.reason))), 'every page fails with what happened')
@@ -58,14 +58,14 @@ t.test('a page whose reader dies twice fails alone; readers that keep dying are 
 
 t.test('a page not read within the budget is refused with ListTimeoutError, waiting ones too; a reader\'s failure is the page\'s', async t => {
   const path = await seeded(t)
-  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 50, start: silent })
+  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 50, perCaller: 16, start: silent })
   t.teardown(() => pool.close())
   const [running, waiting] = await Promise.allSettled([pool.page('books', byRelevance('dune'), 10, null), pool.page('books', byRelevance('dune'), 10, null)])
   for (const outcome of [running, waiting]) t.ok(outcome.status === 'rejected' && outcome.reason instanceof ListTimeoutError && outcome.reason.budgetMs === 50)
-  const failing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: answersFailure })
+  const failing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start: answersFailure })
   t.teardown(() => failing.close())
   await t.rejects(failing.page('books', byRelevance('dune'), 10, null), { message: 'disk I/O error' })
-  const closing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, start: silent })
+  const closing = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start: silent })
   const pending = [closing.page('books', byRelevance('dune'), 10, null), closing.page('books', byRelevance('dune'), 10, null)]
   const outcomes = Promise.allSettled(pending)
   await closing.close()
@@ -73,13 +73,13 @@ t.test('a page not read within the budget is refused with ListTimeoutError, wait
 })
 
 t.test('a search too broad for its sort, read on a reader, is refused as on the event loop', async t => {
-  const pool = new ReadPool({ path: await seeded(t), limits: { cap: 1 } }, { threads: 1, budgetMs: 60_000 })
+  const pool = new ReadPool({ path: await seeded(t), limits: { cap: 1 } }, { threads: 1, budgetMs: 60_000, perCaller: 16 })
   t.teardown(() => pool.close())
   await t.rejects(pool.page('books', { ...byRelevance('dune'), sort: { key: 'title', descending: false } }, 10, null), { name: 'SearchTooBroadError', cap: 1 })
 })
 
 t.test('the budget starts once a reader is ready, not while the service starts', async t => {
-  const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 50, start: readyLate })
+  const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 50, perCaller: 16, start: readyLate })
   t.teardown(() => pool.close())
   t.same(await pool.page('books', byRelevance('dune'), 10, null), { items: [], after: null }, 'read by the reader ready 300 ms later, with a budget of 50 ms')
 })

@@ -2,11 +2,12 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CursorCodec } from '../http/cursor.js'
-import { ListBusyError, QueryError, ValidationError } from '../http/errors.js'
+import { ListBusyError, ListQueueFullError, QueryError, ValidationError } from '../http/errors.js'
 import { FOLD_VERSION } from '../domain/search/fold.js'
 import { parseSearch, printSearch, type SearchSyntaxError } from '../domain/search/query.js'
+import { TooManyWaitingError } from '../storage/fair-queue.js'
 import { ListTimeoutError, SearchTooBroadError } from '../storage/list-sql.js'
-import type { ListedPage, ListQuery, RecordStore } from '../storage/types.js'
+import type { ListCaller, ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
 import { type ExportSlots, exportFormat, sendExport } from './export.js'
 
@@ -156,9 +157,11 @@ export async function listPage<T> (
   // with a key: the feed needs one, and the position, which moves with every write, would tell anyone
   // how often the service is written to (students enrolled included).
   const withPosition = request.caller.kind === 'key'
+  // Costly pages take turns per caller: a key, or else the client's address (as the rate limit counts them).
+  const caller: ListCaller = request.caller.kind === 'key' ? { id: request.caller.keyId, anonymous: false } : { id: request.ip, anonymous: true }
   let page: ListedPage<T>
   try {
-    page = await store.list(query, limit, after, withPosition)
+    page = await store.list(query, limit, after, withPosition, caller)
   } catch (error) {
     if (error instanceof SearchTooBroadError) {
       throw new QueryError('/problems/search-too-broad', 'sort', `q matches more than ${error.cap} ${list.plural}; sort by relevance or created_at, or narrow q`)
@@ -167,6 +170,11 @@ export async function listPage<T> (
       // A second: the readers free up within the budget, and a client that waits less only adds to the queue.
       reply.header('retry-after', 1)
       throw new ListBusyError(error.budgetMs)
+    }
+    if (error instanceof TooManyWaitingError) {
+      // The caller's own pages ahead of this one are answered within a budget, most within a second.
+      reply.header('retry-after', 1)
+      throw new ListQueueFullError(error.perCaller)
     }
     throw error
   }

@@ -120,6 +120,13 @@ export class ListBusyError extends ApiError {
   }
 }
 
+/** The caller already has as many costly list pages waiting for a reader as one caller may; the reply carries Retry-After. */
+export class ListQueueFullError extends ApiError {
+  constructor (perCaller: number) {
+    super(503, '/problems/list-busy', `${perCaller} of your searches or filtered lists are already waiting for a reader on this node, as many as one caller may have; retry after Retry-After seconds, once they are answered`, undefined, 'Service Unavailable')
+  }
+}
+
 /** The API key has as many event streams open as it may. */
 export class TooManyStreamsError extends ApiError {
   constructor (limit: number) {

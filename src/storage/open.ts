@@ -5,7 +5,7 @@ import type { DatabaseOptions } from './sqlite/database.js'
 import { openSqliteRepositories } from './sqlite/index.js'
 import type { Repositories } from './types.js'
 
-export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize' | 'listReaders' | 'listTimeBudgetMs' | 'postgresUrl' | 'pgPoolMax' |
+export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' | 'recordCacheSize' | 'listReaders' | 'listTimeBudgetMs' | 'listQueuePerCaller' | 'postgresUrl' | 'pgPoolMax' |
   'pgConnectTimeout' | 'pgStatementTimeout' | 'apiKeyCacheTtl'>
 
 /**
@@ -24,13 +24,14 @@ export async function openConfiguredRepositories (config: StorageConfig, { creat
       connections: config.pgPoolMax,
       connectTimeout: config.pgConnectTimeout,
       statementTimeout: config.pgStatementTimeout
-    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl, ...(onBatch !== undefined && { onBatch }), ...(onMigrationProgress !== undefined && { onMigrationProgress }) })
+    }, { migrate: create, apiKeyCacheTtl: config.apiKeyCacheTtl, listQueuePerCaller: config.listQueuePerCaller, ...(onBatch !== undefined && { onBatch }), ...(onMigrationProgress !== undefined && { onMigrationProgress }) })
   }
   return openSqliteRepositories(config.databasePath, {
     synchronous: config.databaseSynchronous,
     cacheSize: config.recordCacheSize,
     readers: config.listReaders,
     listBudgetMs: config.listTimeBudgetMs,
+    listQueuePerCaller: config.listQueuePerCaller,
     create,
     ...(onBatch !== undefined && { onBatch }),
     ...(onMigrationProgress !== undefined && { onMigrationProgress })

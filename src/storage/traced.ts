@@ -28,7 +28,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
   return {
     engine: repositories.engine,
     books: {
-      list: async (query, limit, after, feedPosition) => traced('books.list', () => books.list(query, limit, after, feedPosition)),
+      list: async (query, limit, after, feedPosition, caller) => traced('books.list', () => books.list(query, limit, after, feedPosition, caller)),
       // The span covers opening the snapshot; the rows are read as the response is sent.
       export: async (query, feedPosition) => traced('books.export', () => books.export(query, feedPosition)),
       get: async id => traced('books.get', () => books.get(id)),
@@ -38,7 +38,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       delete: async (id, expected) => traced('books.delete', () => books.delete(id, expected))
     },
     students: {
-      list: async (query, limit, after, feedPosition) => traced('students.list', () => students.list(query, limit, after, feedPosition)),
+      list: async (query, limit, after, feedPosition, caller) => traced('students.list', () => students.list(query, limit, after, feedPosition, caller)),
       // The span covers opening the snapshot; the rows are read as the response is sent.
       export: async (query, feedPosition) => traced('students.export', () => students.export(query, feedPosition)),
       get: async id => traced('students.get', () => students.get(id)),

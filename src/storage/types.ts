@@ -60,6 +60,19 @@ export interface ListQuery {
 }
 
 /**
+ * Whom a list page is read for: the engines share the readers of costly pages (searches, filters) fairly
+ * between callers, a queue each, anonymous callers as a whole a smaller share (src/storage/fair-queue.ts).
+ * `id` names the caller within its kind: an API key's id, or an anonymous client's address.
+ */
+export interface ListCaller {
+  id: string
+  anonymous: boolean
+}
+
+/** Whom a list is read for when no caller says: the service itself, as one keyed caller. */
+export const serviceCaller: ListCaller = { id: 'service', anonymous: false }
+
+/**
  * Every record a list query matches, in its order, read from one snapshot of the data: rows of the
  * record's values (`fields` names them, in the contract's order), in batches, so that memory stays
  * bounded however many records there are. The snapshot is held until the batches end or are left
@@ -88,9 +101,12 @@ export interface RecordStore<T, V> {
    * fewer than `limit` records (even none) while `after` is not null. Throws SearchTooBroadError
    * when a search matches too many records for a sort other than relevance or creation order. With
    * `feedPosition`, also the change feed's head read with the page (before it, or in its snapshot):
-   * every change after that position is in the page or after it in the feed.
+   * every change after that position is in the page or after it in the feed. A page that is more than
+   * one seek waits its `caller`'s turn for a reader (ListCaller; serviceCaller when absent): it throws
+   * ListTimeoutError when not read within the engine's budget, TooManyWaitingError when the caller
+   * already has as many pages waiting as one caller may.
    */
-  list (query: ListQuery, limit: number, after: string | null, feedPosition?: boolean): Promise<ListedPage<T>>
+  list (query: ListQuery, limit: number, after: string | null, feedPosition?: boolean, caller?: ListCaller): Promise<ListedPage<T>>
   /** Every record `query` matches, streamed from one snapshot (see RecordExport); no cap on a search's matches. */
   export (query: ListQuery, feedPosition?: boolean): Promise<RecordExport>
   get (id: string): Promise<Versioned<T> | null>

@@ -100,12 +100,15 @@ export class Reconnecting {
  */
 export class PipelinedClients {
   readonly #connections: Reconnecting[]
+  /** Per connection, the costly statements sent on it that await their answer. */
+  readonly #costly: number[]
   #next = 0
   #closed = false
   #inFlight = 0
 
   constructor (settings: PostgresSettings) {
     this.#connections = Array.from({ length: settings.connections }, () => new Reconnecting(() => connect(settings, true, true)))
+    this.#costly = this.#connections.map(() => 0)
   }
 
   /** Connects the first client, so that a start against an unreachable server fails at once. */
@@ -113,16 +116,38 @@ export class PipelinedClients {
     await this.#client(0)
   }
 
-  async query<R extends pg.QueryResultRow> (query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-    const slot = this.#next
-    this.#next = (slot + 1) % this.#connections.length
-    const client = await this.#client(slot)
-    this.#inFlight++
+  /**
+   * Sends `query` on the next connection in turn among those with the fewest costly statements awaiting
+   * their answer (`costly`: a statement of a list page that is more than a seek). A statement pipelined
+   * behind a costly one waits for it: a read by id goes where none is, and costly pages, of which
+   * fewer run at once than there are connections (FairGate), leave one connection free of them.
+   */
+  async query<R extends pg.QueryResultRow> (query: pg.QueryConfig, costly = false): Promise<pg.QueryResult<R>> {
+    const slot = this.#pick()
+    if (costly) this.#costly[slot]!++
     try {
-      return await client.query<R>(query)
+      const client = await this.#client(slot)
+      this.#inFlight++
+      try {
+        return await client.query<R>(query)
+      } finally {
+        this.#inFlight--
+      }
     } finally {
-      this.#inFlight--
+      if (costly) this.#costly[slot]!--
     }
+  }
+
+  /** The next connection in turn, passing over those with more costly statements in flight than another. */
+  #pick (): number {
+    const count = this.#connections.length
+    let best = this.#next
+    for (let i = 1; i < count && this.#costly[best]! > 0; i++) {
+      const slot = (this.#next + i) % count
+      if (this.#costly[slot]! < this.#costly[best]!) best = slot
+    }
+    this.#next = (best + 1) % count
+    return best
   }
 
   /** Connections open and statements awaiting their answer, for metrics. */

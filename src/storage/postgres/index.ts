@@ -1,6 +1,8 @@
 // The PostgreSQL engine: every repository over one database that any number of nodes share.
 import { randomBytes, randomInt } from 'node:crypto'
 import type { Book, Student } from '../../contract/api-types.js'
+import { defaults } from '../../config/index.js'
+import { FairGate } from '../fair-queue.js'
 import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import { latestVersion, type MigrationProgress, SchemaVersionError } from '../schema.js'
 import { bookTable, studentTable } from '../tables.js'
@@ -27,6 +29,8 @@ export interface PostgresOptions {
   listLimits?: ListLimits
   /** Told how a long migration is getting on. */
   onMigrationProgress?: MigrationProgress
+  /** List pages one caller may have waiting for a turn (LIST_QUEUE_PER_CALLER). */
+  listQueuePerCaller?: number
 }
 
 export const bookTypes: ColumnTypes<BookValues> = {
@@ -76,7 +80,11 @@ export async function openPostgresRepositories (settings: PostgresSettings, opti
   await apiKeys.listen()
   const sweeper = setInterval(() => { idempotency.sweep(Date.now()).catch(() => {}) }, sweepEvery).unref()
   const events = new PostgresEventFeed(reads, writes, feedId)
-  const lists = { limits: listLimits, budgetMs: settings.statementTimeout, connect: () => connect(settings, false, true) }
+  // Costly list pages take turns, fewer at once than there are pipelined connections (but at least
+  // one), so that one connection is always free of them for reads by id, plain pages and API keys;
+  // each waits for its turn no longer than a statement may run.
+  const gate = new FairGate({ slots: Math.max(1, settings.connections - 1), perCaller: options.listQueuePerCaller ?? defaults.listQueuePerCaller, budgetMs: settings.statementTimeout })
+  const lists = { limits: listLimits, budgetMs: settings.statementTimeout, connect: () => connect(settings, false, true), gate }
   return {
     engine: 'postgres',
     books: new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, events, lists),

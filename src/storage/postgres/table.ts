@@ -5,7 +5,8 @@ import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, RecordExport, Versioned } from '../types.js'
+import { type EventLane, type ExpectedRevisions, type GivenIdentity, type IdempotencyEntry, type ListCaller, type ListedPage, type ListQuery, type RecordExport, serviceCaller, type Versioned } from '../types.js'
+import type { FairGate } from '../fair-queue.js'
 import { exportBatch, exportBatches } from '../export.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit, SharedStatement } from './group-commit.js'
@@ -98,6 +99,7 @@ export class PostgresTable<T, V extends object> {
   readonly #select: string
   readonly #listing: ListStatements
   readonly #listBudgetMs: number
+  readonly #listGate: FairGate | null
   readonly #connect: () => Promise<pg.Client>
   readonly #derived: string[]
   readonly #feed: PostgresEventFeed
@@ -113,9 +115,11 @@ export class PostgresTable<T, V extends object> {
    * SELECT). `lists.budgetMs`: the statement timeout, after which a list statement is cancelled (or
    * half of it, waiting for a lock), and the request answers ListTimeoutError, as a SQLite reader's does.
    * `lists.connect`: opens the connection of an export, which holds its snapshot (not pipelined).
+   * `lists.gate`: the turns of the list pages that are more than a seek, shared by the node's tables
+   * (without one, each page is read at once).
    */
   constructor (spec: TableSpec<V>, types: ColumnTypes<V>, reads: PipelinedClients, writes: GroupCommit, feed: PostgresEventFeed,
-    lists: { limits: ListLimits, budgetMs: number, connect: () => Promise<pg.Client> }) {
+    lists: { limits: ListLimits, budgetMs: number, connect: () => Promise<pg.Client>, gate?: FairGate }) {
     this.#spec = spec
     this.#feed = feed
     this.#reads = reads
@@ -126,6 +130,7 @@ export class PostgresTable<T, V extends object> {
     const record = [idColumn, ...writable, 'created_at', 'updated_at']
     this.#listing = new ListStatements(table, spec.list, postgresDialect(spec as unknown as TableSpec<object>), lists.limits, record.length)
     this.#listBudgetMs = lists.budgetMs
+    this.#listGate = lists.gate ?? null
     this.#connect = lists.connect
     const all = this.#columns = [...record, ...derived]
     this.#timestamps = new Set([all.indexOf('created_at'), all.indexOf('updated_at')])
@@ -243,10 +248,13 @@ export class PostgresTable<T, V extends object> {
     this.#get = `SELECT ${this.#select}, revision FROM ${table} WHERE ${idColumn} = $1`
   }
 
-  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false): Promise<ListedPage<T>> {
+  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false, caller: ListCaller = serviceCaller): Promise<ListedPage<T>> {
     // The feed's head rides on the page's first statement, in its snapshot: no round trip of its own.
     let position: string | null = null
     let withHead = feedPosition
+    // A page that is more than a seek waits its caller's turn: a burst of costly pages would otherwise
+    // queue every other caller's statements behind its own on the pipelined connections.
+    const costly = this.#listGate !== null && !this.#listing.seeks(query)
     const read = async (text: string, values: SqlValue[], planFixed?: boolean): Promise<SqlValue[][]> => {
       const joined = withHead
       withHead = false
@@ -254,7 +262,7 @@ export class PostgresTable<T, V extends object> {
       // Planned for its values unless its plan is fixed: the generic plan PostgreSQL gives a named
       // statement after five runs walked the whole primary key for a rare search (test/list-query.postgres.test.ts).
       const name = planFixed === true ? this.#statementName(statement) : undefined
-      const { rows } = await this.#reads.query({ name, text: statement, values, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+      const { rows } = await this.#reads.query({ name, text: statement, values, rowMode: 'array', types: listTypes } as pg.QueryConfig, costly)
       const result = rows as unknown as SqlValue[][]
       if (!joined) return result
       const [xid, seq] = result[0]! as [string, string]
@@ -262,7 +270,7 @@ export class PostgresTable<T, V extends object> {
       // No row of the page leaves one row of NULLs (a list statement's first column is never NULL).
       return result[0]![2] === null ? [] : result.map(row => row.slice(2))
     }
-    const page = await this.#listing.page(query, limit, after, async (text, values, planFixed) => {
+    const readPage = async () => this.#listing.page(query, limit, after, async (text, values, planFixed) => {
       // Each statement of the page is cut at the statement timeout (or half of it, waiting for a lock).
       try {
         return await read(text, values, planFixed)
@@ -271,6 +279,7 @@ export class PostgresTable<T, V extends object> {
         throw code === queryCanceled || code === lockNotAvailable ? new ListTimeoutError(this.#listBudgetMs) : error
       }
     })
+    const page = costly ? await this.#listGate!.run(caller, readPage) : await readPage()
     const names = this.#columns
     const timestamps = this.#timestamps
     const items = page.items.map(row => {

@@ -27,12 +27,15 @@ export interface RepositoryOptions extends DatabaseOptions {
   readers?: number
   /** Most milliseconds a list page read on a reader thread may take, waiting included (LIST_TIME_BUDGET_MS). */
   listBudgetMs?: number
+  /** List pages one caller may have waiting for a reader thread (LIST_QUEUE_PER_CALLER). */
+  listQueuePerCaller?: number
   /** How a reader thread starts (tests start ones that fail). */
   startReader?: StartReader
 }
 
 export function openSqliteRepositories (path: string, {
-  cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs, startReader, ...options
+  cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs,
+  listQueuePerCaller = defaults.listQueuePerCaller, startReader, ...options
 }: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
@@ -41,7 +44,7 @@ export function openSqliteRepositories (path: string, {
   const writes = new GroupCommit(db, () => events.committed(), onBatch)
   const external = new ExternalWrites(db)
   // A database in memory is this connection's alone: no other thread could read it.
-  const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, ...(startReader !== undefined && { start: startReader }) })
+  const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, perCaller: listQueuePerCaller, ...(startReader !== undefined && { start: startReader }) })
   const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)

@@ -1,7 +1,8 @@
 // Reader threads for the list pages that may take long, each request with a time budget: the event loop never waits on them.
 import { Worker } from 'node:worker_threads'
+import { FairQueue } from '../fair-queue.js'
 import { ListTimeoutError, type ListLimits, SearchTooBroadError } from '../list-sql.js'
-import type { ListQuery, Page } from '../types.js'
+import { type ListCaller, type ListQuery, type Page, serviceCaller } from '../types.js'
 
 export interface ReaderData { path: string, limits: ListLimits }
 export interface ListRequest { id: number, table: 'books' | 'students', query: ListQuery, limit: number, after: string | null }
@@ -16,6 +17,7 @@ const startReader: StartReader = data => new Worker(new URL('./list-worker.js', 
 
 interface Job {
   request: ListRequest
+  caller: ListCaller
   resolve: (page: Page<unknown>) => void
   reject: (error: Error) => void
   /** Set when the budget starts: at once, or once the first thread is ready (not while the service starts). */
@@ -34,29 +36,35 @@ export class ReadPool {
   readonly #budgetMs: number
   readonly #start: StartReader
   readonly #readers = new Set<Reader>()
-  #queue: Job[] = []
+  /** Pages waiting for a thread: a queue per caller, served in turn (src/storage/fair-queue.ts). */
+  readonly #queue: FairQueue<Job>
   #nextId = 0
   #closed = false
   /** Threads that died since one last answered. */
   #deaths = 0
   /** Whether a thread was ever ready: until then, the budgets wait too. */
   #started = false
+  /** Pages asked for before then, whose budgets start with the first thread. */
+  #unarmed: Job[] = []
   /** Threads kept dying and are no longer started: every page fails at once rather than wait for none. */
   #gaveUp = false
 
-  constructor (data: ReaderData, { threads, budgetMs, start = startReader }: { threads: number, budgetMs: number, start?: StartReader }) {
+  /** `perCaller`: pages one caller may have waiting; beyond, its next page is refused at once with TooManyWaitingError. */
+  constructor (data: ReaderData, { threads, budgetMs, perCaller, start = startReader }: { threads: number, budgetMs: number, perCaller: number, start?: StartReader }) {
     this.#data = data
     this.#budgetMs = budgetMs
     this.#start = start
+    this.#queue = new FairQueue({ slots: threads, perCaller })
     for (let i = 0; i < threads; i++) this.#spawn()
   }
 
   /**
-   * The page, read by the next free thread. Throws ListTimeoutError when it is not read within the
-   * budget (waiting included): the caller answers at once, while a statement already running
-   * finishes on its thread, its page dropped; the threads are few, so that work is bounded.
+   * The page, read by a thread once it is `caller`'s turn. Throws ListTimeoutError when it is not read
+   * within the budget (waiting included): the caller answers at once, while a statement already
+   * running finishes on its thread, its page dropped; the threads are few, so that work is bounded.
+   * Throws TooManyWaitingError at once when the caller already has `perCaller` pages waiting.
    */
-  async page<T> (table: ListRequest['table'], query: ListQuery, limit: number, after: string | null): Promise<Page<T>> {
+  async page<T> (table: ListRequest['table'], query: ListQuery, limit: number, after: string | null, caller: ListCaller = serviceCaller): Promise<Page<T>> {
     return new Promise<Page<T>>((resolve, reject) => {
       if (this.#gaveUp) {
         reject(new Error('reader threads keep dying'))
@@ -64,13 +72,16 @@ export class ReadPool {
       }
       const job: Job = {
         request: { id: ++this.#nextId, table, query, limit, after },
+        caller,
         resolve: resolve as (page: Page<unknown>) => void,
         reject,
         settled: false,
         retried: false
       }
+      // Refused here, the promise rejects with the bound's error; nothing is queued or armed.
+      this.#queue.push(caller, job)
       if (this.#started) this.#arm(job)
-      this.#queue.push(job)
+      else this.#unarmed.push(job)
       this.#dispatch()
     })
   }
@@ -79,7 +90,7 @@ export class ReadPool {
   #arm (job: Job): void {
     job.timer = setTimeout(() => this.#settle(job, () => {
       // Out of the queue, if it still waits there; a thread reading it finishes, and its page is dropped.
-      this.#queue = this.#queue.filter(queued => queued !== job)
+      this.#queue.remove(job.caller, job)
       job.reject(new ListTimeoutError(this.#budgetMs))
     }), this.#budgetMs)
   }
@@ -91,9 +102,8 @@ export class ReadPool {
 
   async close (): Promise<void> {
     this.#closed = true
-    const unread = [...this.#queue, ...[...this.#readers].flatMap(reader => reader.job ?? [])]
+    const unread = [...this.#queue.drain(), ...[...this.#readers].flatMap(reader => reader.job ?? [])]
     for (const job of unread) this.#settle(job, () => job.reject(new Error('the service is closing')))
-    this.#queue = []
     await Promise.all([...this.#readers].map(async reader => reader.worker.terminate()))
   }
 
@@ -112,13 +122,15 @@ export class ReadPool {
         reader.ready = true
         if (!this.#started) {
           this.#started = true
-          for (const job of this.#queue) this.#arm(job)
+          for (const job of this.#unarmed) this.#arm(job)
+          this.#unarmed = []
         }
         this.#dispatch()
         return
       }
       const job = reader.job!
       reader.job = null
+      this.#queue.finished(job.caller)
       this.#deaths = 0
       this.#settle(job, () => {
         if ('page' in reply) job.resolve(reply.page)
@@ -131,18 +143,18 @@ export class ReadPool {
       this.#readers.delete(reader)
       if (this.#closed) return
       const job = reader.job
+      if (job !== null) this.#queue.finished(job.caller)
       if (job !== null && !job.settled) {
         if (job.retried) this.#settle(job, () => job.reject(new Error('a reader thread died twice reading this page')))
         else {
           job.retried = true
-          this.#queue.unshift(job)
+          this.#queue.retry(job.caller, job)
         }
       }
       // Threads that die before answering anything (a file they cannot open) are not started for ever.
       if (++this.#deaths > maxDeathsInARow) {
         this.#gaveUp = true
-        for (const queued of this.#queue) this.#settle(queued, () => queued.reject(new Error('reader threads keep dying')))
-        this.#queue = []
+        for (const queued of this.#queue.drain()) this.#settle(queued, () => queued.reject(new Error('reader threads keep dying')))
         return
       }
       this.#spawn()
@@ -155,7 +167,7 @@ export class ReadPool {
   #dispatch (): void {
     for (const reader of this.#readers) {
       if (!reader.ready || reader.job !== null) continue
-      const job = this.#queue.shift()
+      const job = this.#queue.next()?.job
       if (job === undefined) return
       reader.job = job
       reader.worker.postMessage(job.request)

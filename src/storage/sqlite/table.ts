@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventFeed, EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
+import type { EventFeed, EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListCaller, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
 import { recordColumns, SqliteListing } from './listing.js'
 import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
@@ -182,7 +182,7 @@ export class SqliteTable<T, V extends object> {
     this.#pages?.clear()
   }
 
-  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false): Promise<ListedPage<T>> {
+  async list (query: ListQuery, limit: number, after: string | null, feedPosition = false, caller?: ListCaller): Promise<ListedPage<T>> {
     this.#external.check()
     // Read before the page, on the one connection: no write can fall between the two.
     const position = feedPosition ? await this.#feed.head() : null
@@ -192,7 +192,7 @@ export class SqliteTable<T, V extends object> {
     const dropped = this.#pagesDropped
     const page = this.#readers === null || this.#listing.seeks(query)
       ? await this.#listing.page(query, limit, after)
-      : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after)
+      : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after, caller)
     if (dropped === this.#pagesDropped) this.#pages?.set(key, page)
     return { ...page, position }
   }

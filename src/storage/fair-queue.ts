@@ -1,0 +1,196 @@
+// Costly list pages shared fairly between callers: a queue per caller served in turn, anonymous callers as a whole a smaller share.
+import { ListTimeoutError } from './list-sql.js'
+import type { ListCaller } from './types.js'
+
+/**
+ * Turns keyed callers get for each turn of anonymous callers while both wait. A key is accountable
+ * (it can be revoked, and its quota is five times an address's), an address is not: anonymous searches
+ * get a quarter of the readers under load, enough for the public catalogue to stay usable, while a
+ * keyed search waits for at most one anonymous page beyond the one running.
+ */
+export const keyedTurns = 3
+
+/** While keyed callers wait, anonymous callers together hold at most this many of `slots` (a quarter, at least one). */
+export const anonymousSlots = (slots: number): number => Math.max(1, Math.floor(slots / (keyedTurns + 1)))
+
+/**
+ * While no keyed caller waits, anonymous callers together hold at most this many of `slots`: all but
+ * one, so that a keyed caller that comes finds one free rather than wait for an anonymous page to end.
+ */
+export const anonymousSlotsAlone = (slots: number): number => Math.max(1, slots - 1)
+
+/** A caller already has as many pages waiting as one caller may: the next is refused at once, not queued. */
+export class TooManyWaitingError extends Error {
+  override name = 'TooManyWaitingError'
+  constructor (readonly perCaller: number) {
+    super(`the caller already has ${perCaller} list pages waiting`)
+  }
+}
+
+type Kind = 'keyed' | 'anonymous'
+const kindOf = (caller: ListCaller): Kind => caller.anonymous ? 'anonymous' : 'keyed'
+
+/**
+ * The jobs waiting for a slot (a reader thread, a connection), one queue per caller. Each kind of
+ * caller (keyed, anonymous) takes its callers in turn, one job each, first come first served within
+ * a caller; between the kinds, keyed callers get `keyedTurns` turns for one anonymous turn while both
+ * wait, and anonymous callers no turn while they hold anonymousSlots() slots and a keyed caller waits,
+ * nor while they hold anonymousSlotsAlone() slots. next() hands a job out and counts its slot taken
+ * until finished() gives it back.
+ */
+export class FairQueue<J> {
+  readonly #perCaller: number
+  readonly #anonymousSlots: number
+  readonly #anonymousSlotsAlone: number
+  /** Per kind, the callers with jobs waiting, in turn order: a Map keeps insertion order, so the first is next, and one served goes last. */
+  readonly #waiting: Record<Kind, Map<string, J[]>> = { keyed: new Map(), anonymous: new Map() }
+  readonly #running: Record<Kind, number> = { keyed: 0, anonymous: 0 }
+  /** Keyed turns since the last anonymous one. */
+  #keyedInARow = 0
+  #size = 0
+
+  constructor ({ slots, perCaller }: { slots: number, perCaller: number }) {
+    this.#perCaller = perCaller
+    this.#anonymousSlots = anonymousSlots(slots)
+    this.#anonymousSlotsAlone = anonymousSlotsAlone(slots)
+  }
+
+  /** Queues `job` last of its caller's; throws TooManyWaitingError, queuing nothing, when the caller has `perCaller` waiting. */
+  push (caller: ListCaller, job: J): void {
+    const callers = this.#waiting[kindOf(caller)]
+    const jobs = callers.get(caller.id)
+    if (jobs === undefined) callers.set(caller.id, [job])
+    else if (jobs.length >= this.#perCaller) throw new TooManyWaitingError(this.#perCaller)
+    else jobs.push(job)
+    this.#size++
+  }
+
+  /** Puts back a job handed out (its slot failed it), first of its caller's and its caller first in turn, whatever the bound. */
+  retry (caller: ListCaller, job: J): void {
+    const kind = kindOf(caller)
+    const jobs = this.#waiting[kind].get(caller.id) ?? []
+    this.#waiting[kind] = new Map([[caller.id, [job, ...jobs]], ...[...this.#waiting[kind]].filter(([id]) => id !== caller.id)])
+    this.#size++
+  }
+
+  /** Takes a waiting job out (its time ran out); false when it was not waiting. */
+  remove (caller: ListCaller, job: J): boolean {
+    const callers = this.#waiting[kindOf(caller)]
+    const jobs = callers.get(caller.id)
+    const at = jobs?.indexOf(job) ?? -1
+    if (at === -1) return false
+    jobs!.splice(at, 1)
+    if (jobs!.length === 0) callers.delete(caller.id)
+    this.#size--
+    return true
+  }
+
+  /** The job whose turn it is, its slot counted taken; undefined when none waits, or only anonymous callers, at their share. */
+  next (): { caller: ListCaller, job: J } | undefined {
+    const keyed = this.#waiting.keyed.size > 0
+    const anonymous = this.#waiting.anonymous.size > 0
+    if (!keyed && (!anonymous || this.#running.anonymous >= this.#anonymousSlotsAlone)) return undefined
+    const anonymousTurn = !keyed || (anonymous && this.#keyedInARow >= keyedTurns && this.#running.anonymous < this.#anonymousSlots)
+    const kind: Kind = anonymousTurn ? 'anonymous' : 'keyed'
+    this.#keyedInARow = anonymousTurn ? 0 : this.#keyedInARow + 1
+    const callers = this.#waiting[kind]
+    const [id, jobs] = callers.entries().next().value as [string, J[]]
+    const job = jobs.shift()!
+    // Last in turn, or gone until it queues again.
+    callers.delete(id)
+    if (jobs.length > 0) callers.set(id, jobs)
+    this.#size--
+    this.#running[kind]++
+    return { caller: { id, anonymous: anonymousTurn }, job }
+  }
+
+  /** The slot of a job next() handed out for `caller` is free again. */
+  finished (caller: ListCaller): void {
+    this.#running[kindOf(caller)]--
+  }
+
+  /** Every waiting job, taken out. */
+  drain (): J[] {
+    const jobs = [...this.#waiting.keyed.values(), ...this.#waiting.anonymous.values()].flat()
+    this.#waiting.keyed.clear()
+    this.#waiting.anonymous.clear()
+    this.#size = 0
+    return jobs
+  }
+
+  /** Jobs waiting. */
+  get size (): number {
+    return this.#size
+  }
+}
+
+interface Waiter {
+  start: () => void
+  timer: NodeJS.Timeout
+}
+
+/**
+ * Runs costly reads at most `slots` at a time, in the FairQueue's order (PostgreSQL's list pages, whose
+ * statements would otherwise queue on the pipelined connections behind a burst of others). A read that
+ * waits longer than `budgetMs` for its turn is refused with ListTimeoutError, as one the readers did not
+ * read in time; one beyond its caller's `perCaller` waiting, with TooManyWaitingError at once.
+ */
+export class FairGate {
+  readonly #queue: FairQueue<Waiter>
+  readonly #budgetMs: number
+  #free: number
+
+  constructor ({ slots, perCaller, budgetMs }: { slots: number, perCaller: number, budgetMs: number }) {
+    this.#queue = new FairQueue({ slots, perCaller })
+    this.#free = slots
+    this.#budgetMs = budgetMs
+  }
+
+  async run<T> (caller: ListCaller, read: () => Promise<T>): Promise<T> {
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        start: () => {
+          clearTimeout(waiter.timer)
+          resolve()
+        },
+        timer: setTimeout(() => {
+          this.#queue.remove(caller, waiter)
+          reject(new ListTimeoutError(this.#budgetMs))
+        }, this.#budgetMs)
+      }
+      try {
+        this.#queue.push(caller, waiter)
+      } catch (error) {
+        clearTimeout(waiter.timer)
+        throw error
+      }
+      this.#dispatch()
+    })
+    try {
+      return await read()
+    } finally {
+      this.#queue.finished(caller)
+      this.#free++
+      this.#dispatch()
+    }
+  }
+
+  /** Slots free now (for tests and metrics). */
+  get free (): number {
+    return this.#free
+  }
+
+  /** Reads waiting for a slot. */
+  get waiting (): number {
+    return this.#queue.size
+  }
+
+  #dispatch (): void {
+    while (this.#free > 0) {
+      const turn = this.#queue.next()
+      if (turn === undefined) return
+      this.#free--
+      turn.job.start()
+    }
+  }
+}

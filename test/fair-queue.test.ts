@@ -1,0 +1,201 @@
+// The fair queue of costly list pages: every interleaving of callers queuing, taking turns, finishing and giving up keeps the turns fair.
+import fc from 'fast-check'
+import t from 'tap'
+import { anonymousSlots, anonymousSlotsAlone, FairGate, FairQueue, keyedTurns, TooManyWaitingError } from '../src/storage/fair-queue.js'
+import { ListTimeoutError } from '../src/storage/list-sql.js'
+import type { ListCaller } from '../src/storage/types.js'
+
+const callers: ListCaller[] = [
+  { id: 'k0', anonymous: false }, { id: 'k1', anonymous: false }, { id: 'k2', anonymous: false },
+  // An address may look like a key's id: the kinds never share a queue.
+  { id: 'k0', anonymous: true }, { id: '192.0.2.1', anonymous: true }, { id: '192.0.2.2', anonymous: true }, { id: '2001:db8::1', anonymous: true }
+]
+const nameOf = (caller: ListCaller) => `${caller.anonymous ? 'anonymous' : 'keyed'} ${caller.id}`
+
+type Op = { op: 'push', caller: number } | { op: 'next' } | { op: 'finish', pick: number } | { op: 'remove', pick: number }
+const op: fc.Arbitrary<Op> = fc.oneof(
+  // Pushes weigh most, so that queues fill up to their bound.
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('push' as const), caller: fc.nat(callers.length - 1) }) },
+  { weight: 3, arbitrary: fc.constant({ op: 'next' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('finish' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('remove' as const), pick: fc.nat() }) }
+)
+
+t.test('generated interleavings: FIFO within a caller, each caller in turn, the shares between keyed and anonymous callers, the bound per caller, nothing lost', async t => {
+  fc.assert(fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 4 }), fc.array(op, { maxLength: 300 }), (slots, perCaller, ops) => {
+    const queue = new FairQueue<number>({ slots, perCaller })
+    // The model: each caller's waiting jobs in the order queued, the jobs handed out and not finished.
+    const waiting = new Map<string, number[]>(callers.map(caller => [nameOf(caller), []]))
+    const running: { caller: ListCaller, job: number }[] = []
+    /** Per waiting caller, the callers of its kind that had a turn since it began to wait or had its own. */
+    const passedBy = new Map<string, Set<string>>()
+    let keyedSinceAnonymous = 0
+    let nextJob = 0
+    let pushed = 0
+    let refused = 0
+    let handedOut = 0
+    let removed = 0
+    const waits = (anonymous: boolean) => callers.some(caller => caller.anonymous === anonymous && waiting.get(nameOf(caller))!.length > 0)
+
+    /** Asks for the next job with a slot free; whether one was handed out. */
+    const take = (): boolean => {
+      const [keyed, anonymous] = [waits(false), waits(true)]
+      const runningAnonymous = running.filter(r => r.caller.anonymous).length
+      const turn = queue.next()
+      if (!keyed && !anonymous) {
+        if (turn !== undefined) throw new Error('a job handed out while none waits')
+        return false
+      }
+      if (!keyed && runningAnonymous >= anonymousSlotsAlone(slots)) {
+        // Anonymous callers alone never take the last free slot (of several).
+        if (turn !== undefined) throw new Error(`an anonymous turn with ${runningAnonymous} of ${slots} slots held by anonymous callers`)
+        return false
+      }
+      if (turn === undefined) throw new Error('no job handed out while some wait')
+      const name = nameOf(turn.caller)
+      const jobs = waiting.get(name)!
+      if (turn.job !== jobs[0]) throw new Error(`${name} got job ${turn.job} before ${jobs[0]}: not first come, first served`)
+      if (keyed && anonymous) {
+        const anonymousDue = keyedSinceAnonymous >= keyedTurns && runningAnonymous < anonymousSlots(slots)
+        if (turn.caller.anonymous && !anonymousDue) throw new Error(`an anonymous turn after ${keyedSinceAnonymous} keyed ones with ${runningAnonymous} running, while keyed callers wait`)
+        if (!turn.caller.anonymous && anonymousDue) throw new Error(`a keyed turn after ${keyedSinceAnonymous} in a row, while anonymous callers wait with ${runningAnonymous} running`)
+      } else if (turn.caller.anonymous !== anonymous) throw new Error('a kind with nothing waiting had the turn')
+      // Within a kind, in turn: no caller has two turns while another waits.
+      for (const [other, passed] of passedBy) {
+        if (other === name || !other.startsWith(turn.caller.anonymous ? 'anonymous' : 'keyed')) continue
+        if (passed.has(name)) throw new Error(`${name} had two turns while ${other} waited`)
+        passed.add(name)
+      }
+      keyedSinceAnonymous = turn.caller.anonymous ? 0 : keyedSinceAnonymous + 1
+      jobs.shift()
+      if (jobs.length === 0) passedBy.delete(name)
+      else passedBy.set(name, new Set())
+      running.push(turn)
+      handedOut++
+      return true
+    }
+
+    for (const step of ops) {
+      if (step.op === 'push') {
+        const caller = callers[step.caller]!
+        const jobs = waiting.get(nameOf(caller))!
+        const job = nextJob++
+        pushed++
+        try {
+          queue.push(caller, job)
+        } catch (error) {
+          if (!(error instanceof TooManyWaitingError) || error.perCaller !== perCaller) throw error
+          if (jobs.length < perCaller) throw new Error(`refused with ${jobs.length} of ${perCaller} waiting`)
+          refused++
+          continue
+        }
+        if (jobs.length >= perCaller) throw new Error(`queued beyond the bound: ${jobs.length + 1} of ${perCaller}`)
+        if (jobs.length === 0) passedBy.set(nameOf(caller), new Set())
+        jobs.push(job)
+      } else if (step.op === 'next') {
+        // A slot frees only for one job: the engines never ask with none free.
+        if (running.length < slots) take()
+      } else if (step.op === 'finish') {
+        if (running.length === 0) continue
+        const [done] = running.splice(step.pick % running.length, 1)
+        queue.finished(done!.caller)
+      } else {
+        const all = callers.flatMap(caller => waiting.get(nameOf(caller))!.map(job => ({ caller, job })))
+        if (all.length === 0) {
+          // A job not waiting (running, or never queued) is not taken out.
+          if (queue.remove(callers[step.pick % callers.length]!, -1)) throw new Error('removed a job that was not waiting')
+          continue
+        }
+        const { caller, job } = all[step.pick % all.length]!
+        if (!queue.remove(caller, job)) throw new Error(`job ${job} of ${nameOf(caller)} was waiting but not removed`)
+        const jobs = waiting.get(nameOf(caller))!
+        jobs.splice(jobs.indexOf(job), 1)
+        if (jobs.length === 0) passedBy.delete(nameOf(caller))
+        removed++
+      }
+      if (queue.size !== callers.reduce((sum, caller) => sum + waiting.get(nameOf(caller))!.length, 0)) throw new Error('size is not the jobs waiting')
+    }
+    // No caller starves: with slots freed as jobs finish, every job still waiting is handed out.
+    while (waits(false) || waits(true)) {
+      if (running.length === slots || !take()) queue.finished(running.shift()!.caller)
+    }
+    if (queue.next() !== undefined || queue.size !== 0) throw new Error('jobs left once every one was handed out')
+    if (handedOut + removed + refused !== pushed) throw new Error(`${pushed} pushed, ${handedOut} handed out, ${removed} removed, ${refused} refused`)
+  }), { numRuns: 500 })
+  t.pass('500 generated interleavings held every property')
+})
+
+t.test('anonymous callers hold at most a quarter of the slots (at least one) while keyed callers wait, and all but one while none does', async t => {
+  t.same([1, 2, 3, 4, 7, 8, 12, 64].map(anonymousSlots), [1, 1, 1, 1, 1, 2, 3, 16])
+  t.same([1, 2, 3, 8].map(anonymousSlotsAlone), [1, 1, 2, 7])
+  const keyed = { id: 'key', anonymous: false }
+  const queue = new FairQueue<string>({ slots: 8, perCaller: 100 })
+  for (let i = 0; i < 20; i++) queue.push({ id: `192.0.2.${i}`, anonymous: true }, `anonymous ${i}`)
+  const first = Array.from({ length: 7 }, () => queue.next()!.job)
+  t.same(first, Array.from({ length: 7 }, (_, i) => `anonymous ${i}`), 'alone, anonymous callers take all slots but one')
+  t.equal(queue.next(), undefined, 'and leave the last one free')
+  queue.push(keyed, 'keyed first')
+  t.same(queue.next(), { caller: keyed, job: 'keyed first' }, 'for a keyed caller that comes')
+  queue.finished(keyed)
+  for (let i = 1; i < 20; i++) queue.push(keyed, `keyed ${i}`)
+  for (let i = 0; i < 7; i++) queue.finished({ id: `192.0.2.${i}`, anonymous: true })
+  const turns = Array.from({ length: 8 }, () => queue.next()!.job)
+  t.same(turns, ['keyed 1', 'keyed 2', 'anonymous 7', 'keyed 3', 'keyed 4', 'keyed 5', 'anonymous 8', 'keyed 6'], 'three keyed turns to one anonymous one, up to two anonymous slots of eight')
+  queue.finished(keyed)
+  t.same(Array.from({ length: 4 }, () => { const turn = queue.next()!; queue.finished(turn.caller); return turn.job }), ['keyed 7', 'keyed 8', 'keyed 9', 'keyed 10'],
+    'with two anonymous pages running, keyed callers take the turns that free up')
+})
+
+t.test('a job put back after its slot failed comes first, its caller first in turn, whatever the bound; drain() empties the queue', async t => {
+  const queue = new FairQueue<string>({ slots: 1, perCaller: 1 })
+  const [a, b] = [{ id: 'a', anonymous: false }, { id: 'b', anonymous: false }]
+  queue.push(a, 'a1')
+  queue.push(b, 'b1')
+  const turn = queue.next()!
+  t.same(turn, { caller: a, job: 'a1' })
+  queue.push(a, 'a2')
+  t.throws(() => queue.push(a, 'a3'), TooManyWaitingError, 'the bound holds for new jobs')
+  queue.finished(a)
+  queue.retry(a, 'a1')
+  t.equal(queue.size, 3, 'the job put back waits beyond the bound')
+  t.same(queue.next(), { caller: a, job: 'a1' }, 'and comes first, ahead of the caller whose turn it was')
+  queue.finished(a)
+  t.same(queue.next(), { caller: b, job: 'b1' }, 'then the other caller')
+  queue.finished(b)
+  queue.push(b, 'b2')
+  t.same(queue.drain().sort(), ['a2', 'b2'])
+  t.equal(queue.size, 0)
+  t.equal(queue.next(), undefined)
+  t.notOk(queue.remove(a, 'a2'), 'a drained job is no longer waiting')
+})
+
+t.test('FairGate: reads run at most `slots` at once, in fair turns; a read waiting beyond its budget or beyond its caller\'s bound is refused, a running one never', async t => {
+  const gate = new FairGate({ slots: 1, perCaller: 2, budgetMs: 5 })
+  const order: string[] = []
+  let release!: () => void
+  const held = new Promise<void>(resolve => { release = resolve })
+  const anonymous = { id: '192.0.2.7', anonymous: true }
+  const running = gate.run(anonymous, async () => { order.push('first'); await held; return 'first read' })
+  t.equal(gate.free, 0, 'the read took the slot')
+  const late = gate.run({ id: 'key', anonymous: false }, async () => 'never read')
+  await t.rejects(late, ListTimeoutError, 'a read still waiting when its budget ran out is refused')
+  t.equal(gate.waiting, 0, 'and is no longer waiting')
+  release()
+  t.equal(await running, 'first read', 'the running read outlived the budget and was answered')
+  t.equal(gate.free, 1)
+
+  const roomy = new FairGate({ slots: 1, perCaller: 2, budgetMs: 600_000 })
+  let open!: () => void
+  const blocker = new Promise<void>(resolve => { open = resolve })
+  const reads = [roomy.run(anonymous, async () => { await blocker; order.push('anonymous 1') })]
+  reads.push(roomy.run(anonymous, async () => { order.push('anonymous 2') }), roomy.run(anonymous, async () => { order.push('anonymous 3') }))
+  await t.rejects(roomy.run(anonymous, async () => { order.push('never') }), TooManyWaitingError, 'a third waiting read of one caller is refused at once')
+  reads.push(roomy.run({ id: 'key', anonymous: false }, async () => { order.push('keyed') }))
+  t.equal(roomy.waiting, 3)
+  open()
+  await Promise.all(reads)
+  t.same(order, ['first', 'anonymous 1', 'keyed', 'anonymous 2', 'anonymous 3'], 'the keyed read went ahead of the anonymous ones that waited before it')
+  const failing = roomy.run(anonymous, async () => { throw new Error('statement failed') })
+  await t.rejects(failing, /statement failed/, 'a read\'s failure is its caller\'s')
+  t.equal(roomy.free, 1, 'and its slot is free again')
+})
