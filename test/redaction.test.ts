@@ -1,4 +1,6 @@
 // No log line ever holds an API key, an Authorization header or a secret, wherever a request puts one.
+import { SpanKind } from '@opentelemetry/api'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import fc from 'fast-check'
 import t from 'tap'
 import { createKey } from '../src/access/api-keys.js'
@@ -232,4 +234,20 @@ t.test('a key in the URL or in X-Request-Id, spelt any way: no log line, no answ
   t.notOk(keys.some(({ keyId, secret }) => holdsPartOf(log, secret) || holdsPartOf(log, keyId)), 'no part of any key in the log')
   t.notOk(keys.some(({ keyId, secret }) => holdsPartOf(answered, secret) || holdsPartOf(answered, keyId)), 'nor in any answer')
   for (const secret of [adminKey, metricsToken]) t.notOk(log.includes(secret) || answered.includes(secret), `nor ${secret.slice(0, 8)}…`)
+})
+
+t.test('a tracestate header holding a key or a configured secret is not carried into the trace; a plain one is', async t => {
+  const exporter = new InMemorySpanExporter()
+  const { app } = await build(t, { metricsToken }, { tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }) })
+  const { key } = fc.sample(apiKeys, { numRuns: 1, seed: 7 })[0]!
+  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+  for (const tracestate of [`vendor=${key}`, `a=1,vendor=${adminKey}`, `vendor=${metricsToken}`, 'vendor=plain-value']) {
+    exporter.reset()
+    await app.inject({ url: '/books', headers: { traceparent, tracestate } })
+    const [span] = exporter.getFinishedSpans().filter(span => span.kind === SpanKind.SERVER)
+    t.equal(span!.spanContext().traceId, '0af7651916cd43dd8448eb211c80319c', 'the trace is continued')
+    const state = span!.spanContext().traceState?.serialize()
+    if (tracestate === 'vendor=plain-value') t.equal(state, tracestate, 'a plain tracestate is kept')
+    else t.equal(state, undefined, `${tracestate.slice(0, 14)}… is dropped`)
+  }
 })
