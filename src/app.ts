@@ -20,7 +20,7 @@ import { EventStreams } from './events/streams.js'
 import { registerPages } from './http/pages.js'
 import { invalidJsonDetail } from './http/problem-details.js'
 import type { WorkMeter } from './formats/i-json.js'
-import { parseJsonBody } from './http/json-body.js'
+import { parseJsonBody, unreadableCharset } from './http/json-body.js'
 import { clientErrorHandler, errorHandler } from './http/problems.js'
 import { registerOperations } from './http/protocol.js'
 import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './contract/openapi-document.js'
@@ -177,7 +177,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   const utf8 = new TextDecoder('utf-8', { fatal: true })
   const jsonBodyMeter = dependencies.jsonBodyMeter ?? (() => {})
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = unreadableCharset(request.headers['content-type']!)
+    if (charset !== undefined) return done(new ApiError(415, 'about:blank', `The request body must be application/json in UTF-8, not ${charset}`), undefined)
     if ((body as Buffer).length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined)
     let text: string
     jsonBodyMeter((body as Buffer).length)

@@ -139,3 +139,17 @@ t.test('problems stop at 100; nesting beyond 64 levels is one problem, at the fi
   const long = await post(`{"title":"Dune","author":"Frank Herbert","${name}":1,"${name}":2}`)
   t.equal(long.json().errors[0].pointer, `#/${name}`.slice(0, 499) + '…', 'cut to the contract\'s 500 characters')
 })
+
+t.test('a JSON body labelled UTF-16 or UTF-32 is a 415 saying so; UTF-8 and ASCII-compatible labels are read as UTF-8 (RFC 8259)', async t => {
+  const { request } = await build(t)
+  const body = JSON.stringify(dune)
+  for (const [type, payload] of [['application/json; charset=utf-16', Buffer.from(body, 'utf16le')], ['application/json;charset="UTF-16LE"', Buffer.from(body, 'utf16le')], ['application/json; foo=bar; Charset=utf-32', Buffer.from(body)]] as const) {
+    const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': type }, payload })
+    t.equal(res.statusCode, 415, type)
+    t.match(res.json(), { detail: /^The request body must be application\/json in UTF-8, not utf-(16|32)/ })
+  }
+  for (const type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json; charset=iso-8859-1', 'application/json; version=2']) {
+    const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': type }, payload: JSON.stringify({ ...dune, isbn: null, title: type }) })
+    t.equal(res.statusCode, 201, type)
+  }
+})
