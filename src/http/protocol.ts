@@ -68,9 +68,10 @@ export function queryEncodingProblems (url: string, meter: WorkMeter = () => {})
 
 /**
  * The router decodes bytes that are not UTF-8 into U+FFFD, so `q=%C3%28` would search for text the
- * client never sent (and match nothing): a parameter whose escapes are not UTF-8 is a 400 naming it.
+ * client never sent (and match nothing): a parameter whose escapes are not UTF-8 is a 400 naming it,
+ * before the body is read.
  */
-const utf8Query: preValidationHookHandler = async request => {
+const utf8Query: preParsingHookHandler = async request => {
   const problems = queryEncodingProblems(request.url)
   if (problems.length > 0) throw new ValidationError('querystring', problems)
 }
@@ -140,9 +141,8 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
         route.config = { ...route.config, streamsBody: true }
       }
       // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.
-      if (streams) route.preParsing = [declaredBody(bodyTypes), ...[route.preParsing ?? []].flat()]
-      const bodyChecks = route.schema.body === undefined ? [] : [bodyRequired]
-      route.preValidation = [utf8Query, ...bodyChecks, ...[route.preValidation ?? []].flat()]
+      route.preParsing = [utf8Query, ...streams ? [declaredBody(bodyTypes)] : [], ...[route.preParsing ?? []].flat()]
+      if (route.schema.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
     })
     await context.register(operations)
   })
