@@ -945,7 +945,7 @@ export interface components {
             /** @description The row's line in the file (a CSV's header is line 1; a row whose quoted cell spans lines is named by its last line). */
             line: number;
             /**
-             * @description `validation-error`: the row breaks the schema; `already-exists`: a unique value (`isbn`, `email`, the id) is held by a stored record or an earlier row of the file; `invalid-import`: the line cannot be read as a row (not JSON, a CSV row with too many or too few cells).
+             * @description `validation-error`: the row breaks the schema; `already-exists`: a unique value (`isbn`, `email`, the id) is held by a stored record or an earlier row of the file; `invalid-import`: the line cannot be read as a row (not JSON; JSON a request body could not be, such as a string that is not Unicode text, a member given twice or `__proto__`, with `pointer` naming where; a CSV row with too many or too few cells).
              * @enum {string}
              */
             type: "/problems/validation-error" | "/problems/already-exists" | "/problems/invalid-import";
@@ -1191,7 +1191,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed; `errors` lists each problem. A body must be I-JSON (RFC 7493): UTF-8 JSON whose strings are Unicode text (a surrogate code point without its pair, such as `"\ud800"`, is refused: it is no character), whose objects name each member once, and with no member named `__proto__`; each refusal points at the member. */
+        /** @description The request is malformed; `errors` lists each problem. A body must be I-JSON (RFC 7493): UTF-8 JSON whose strings are Unicode text (a surrogate code point without its pair, such as `"\ud800"`, is refused: it is no character), whose objects name each member once, with no member named `__proto__`, and with arrays and objects nested at most 64 deep; each refusal points at the member (at the first value nested too deep). At most 100 problems are listed. */
         BadRequest: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1422,7 +1422,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json`, or is labelled with a charset in which it cannot be UTF-8 (`charset=utf-16`, `utf-32`); other charset labels have no effect (RFC 8259). */
         UnsupportedMediaType: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -19,11 +19,13 @@ import { keepEvents } from './events/retention.js'
 import { EventStreams } from './events/streams.js'
 import { registerPages } from './http/pages.js'
 import { invalidJsonDetail } from './http/problem-details.js'
-import { parseJsonBody } from './http/json-body.js'
+import type { WorkMeter } from './formats/i-json.js'
+import { parseJsonBody, unreadableCharset } from './http/json-body.js'
 import { clientErrorHandler, errorHandler } from './http/problems.js'
 import { registerOperations } from './http/protocol.js'
 import { listeningUrl, type OpenApiDocument, readContract, routedDocument, servedDocument, withServer } from './contract/openapi-document.js'
 import { urlRedactor } from './observability/log-redaction.js'
+import { requestId } from './observability/request-id.js'
 import { lazyChildLogger, requestLogger } from './observability/request-log.js'
 import { openRateLimitStore, rateLimit } from './access/rate-limit.js'
 import type { RateLimitStore } from './access/rate-limit-store.js'
@@ -47,8 +49,6 @@ const redactedLogPaths = ['req.headers.authorization', 'req.headers.cookie', 're
 // stays near 50 ms on SQLite, against 122 ms at 500, for 29 % fewer rows a second (BENCHMARKS.md).
 const importBatch = 500
 const importWriteBatch = 100
-// A caller's request id is reused only when it is short and plain, so it is safe in logs and headers.
-const requestIdPattern = /^[\w.:-]{1,128}$/
 
 export interface AppDependencies {
   /** Storage; SQLite at config.databasePath unless given. */
@@ -72,6 +72,8 @@ export interface AppDependencies {
   /** The webhook worker's time, timers and jitter; the system's unless given (tests walk the retry schedule). */
   webhookClock: Clock
   webhookRandom: () => number
+  /** Told of the work of reading each JSON body (its bytes decoded, then src/formats/i-json.ts); tests count it. */
+  jsonBodyMeter: WorkMeter
 }
 
 declare module 'fastify' {
@@ -148,10 +150,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     routerOptions: { maxParamLength: 16 * 1024 },
     // Requests Node refuses before routing (408, 431, malformed HTTP) get a problem body too.
     clientErrorHandler,
-    genReqId: request => {
-      const given = request.headers['x-request-id']
-      return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID()
-    },
+    genReqId: request => requestId(request.headers['x-request-id'], redact),
     // While closing, requests already on open connections are served normally (the database closes
     // only after they end): Fastify's own 503 for them would be a bare JSON body, not a problem.
     return503OnClosing: false,
@@ -176,10 +175,14 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // Its JSON parser (secure-json-parse) would also answer `__proto__` and duplicate members without
   // a word of why, or not at all: src/http/json-body.ts parses, and says what is wrong and where.
   const utf8 = new TextDecoder('utf-8', { fatal: true })
+  const jsonBodyMeter = dependencies.jsonBodyMeter ?? (() => {})
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = unreadableCharset(request.headers['content-type']!)
+    if (charset !== undefined) return done(new ApiError(415, 'about:blank', `The request body must be application/json in UTF-8, not ${charset}`), undefined)
     if ((body as Buffer).length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined)
     let text: string
+    jsonBodyMeter((body as Buffer).length)
     try {
       text = utf8.decode(body as Buffer)
     } catch {
@@ -187,7 +190,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     }
     let parsed: unknown
     try {
-      parsed = parseJsonBody(text)
+      parsed = parseJsonBody(text, jsonBodyMeter)
     } catch (error) {
       return done(error instanceof SyntaxError ? new ApiError(400, 'about:blank', invalidJsonDetail(text)) : error as Error, undefined)
     }

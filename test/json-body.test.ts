@@ -117,3 +117,39 @@ t.test('__proto__ and names that are not Unicode text are refused in their own w
   t.match((await post('{"title":')).json(), { detail: /ends before the value is complete/ }, 'text that is not JSON is still told apart')
   t.match((await post('')).json(), { detail: 'The request body is empty; send a JSON object' })
 })
+
+t.test('problems stop at 100; nesting beyond 64 levels is one problem, at the first value too deep; a long name is cut in its pointer', async t => {
+  const { request } = await build(t)
+  const post = async (payload: string) => request({ method: 'POST', url: '/books', payload, headers: { 'content-type': 'application/json' } })
+  const many = await post(`{"title":"Dune","author":"Frank Herbert","x":[${Array(500).fill('"\\ud800"').join(',')}]}`)
+  t.equal(many.statusCode, 400)
+  t.match(many.json(), { detail: '100 problems in the request body' })
+  t.same(many.json().errors.map((error: Json) => error.pointer), Array.from({ length: 100 }, (_, i) => `#/x/${i}`), 'the first 100, in the body\'s order')
+
+  const nested = (levels: number) => `{"title":"Dune","author":"Frank Herbert","deep":${'['.repeat(levels)}"\\ud800"${']'.repeat(levels)}}`
+  const deepest = await post(nested(63))
+  t.same(deepest.json().errors.map((error: Json) => [error.pointer, error.detail]), [['#/deep' + '/0'.repeat(63), (await post('{"title":"\\ud800","author":"A"}')).json().errors[0].detail]], '64 levels are read to the bottom')
+  const tooDeep = await post(nested(64))
+  t.equal(tooDeep.statusCode, 400)
+  t.same(tooDeep.json().errors, [{ pointer: '#/deep' + '/0'.repeat(63), detail: 'is an array or object nested more than 64 deep, which no request of this service needs: flatten it' }])
+  const research = await post('['.repeat(20_000) + Array(2500).fill('"\\ud800"').join(',') + ']'.repeat(20_000))
+  t.same(research.json().errors.map((error: Json) => error.pointer), ['#' + '/0'.repeat(64)], 'the research note\'s body: one problem')
+
+  const name = 'n'.repeat(10_000)
+  const long = await post(`{"title":"Dune","author":"Frank Herbert","${name}":1,"${name}":2}`)
+  t.equal(long.json().errors[0].pointer, `#/${name}`.slice(0, 499) + '…', 'cut to the contract\'s 500 characters')
+})
+
+t.test('a JSON body labelled UTF-16 or UTF-32 is a 415 saying so; UTF-8 and ASCII-compatible labels are read as UTF-8 (RFC 8259)', async t => {
+  const { request } = await build(t)
+  const body = JSON.stringify(dune)
+  for (const [type, payload] of [['application/json; charset=utf-16', Buffer.from(body, 'utf16le')], ['application/json;charset="UTF-16LE"', Buffer.from(body, 'utf16le')], ['application/json; foo=bar; Charset=utf-32', Buffer.from(body)]] as const) {
+    const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': type }, payload })
+    t.equal(res.statusCode, 415, type)
+    t.match(res.json(), { detail: /^The request body must be application\/json in UTF-8, not utf-(16|32)/ })
+  }
+  for (const type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json; charset=iso-8859-1', 'application/json; version=2']) {
+    const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': type }, payload: JSON.stringify({ ...dune, isbn: null, title: type }) })
+    t.equal(res.statusCode, 201, type)
+  }
+})

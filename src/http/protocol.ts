@@ -1,5 +1,7 @@
 // HTTP rules the contract cannot state: 405 with Allow, problem 404, 406 on Accept, strict query strings.
-import type { FastifyInstance, FastifyPluginAsync, onRequestHookHandler, preValidationHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler, preValidationHookHandler } from 'fastify'
+import type { ProblemError } from '../contract/api-types.js'
+import { maxProblems, type WorkMeter } from '../formats/i-json.js'
 import { ApiError, ValidationError } from './errors.js'
 import { sendProblem } from './problems.js'
 
@@ -35,23 +37,43 @@ function decodeQueryPart (raw: string): string {
   return decodeURIComponent(raw.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'))
 }
 
+const notUtf8 = 'is not valid UTF-8 once its %-escapes are decoded'
+
 /**
- * The router decodes bytes that are not UTF-8 into U+FFFD, so `q=%C3%28` would search for text the
- * client never sent (and match nothing): a parameter whose escapes are not UTF-8 is a 400 naming it.
+ * The query parameters of `url` whose escapes are not UTF-8, at most 100 (Problem.errors' maxItems):
+ * a 16 KiB query of `%FF&` would otherwise be answered with 4,000 of them. Linear in the URL; `meter`
+ * is told the characters read, for tests.
  */
-const utf8Query: preValidationHookHandler = async request => {
-  const start = request.url.indexOf('?')
+export function queryEncodingProblems (url: string, meter: WorkMeter = () => {}): ProblemError[] {
+  const start = url.indexOf('?')
+  meter(url.length)
   // Only escapes can spell bytes that are not UTF-8; most queries have none, and cost one search.
-  if (start === -1 || !request.url.includes('%', start)) return
-  const errors = request.url.slice(start + 1).split('&').flatMap(pair => {
+  if (start === -1 || !url.includes('%', start)) return []
+  const problems: ProblemError[] = []
+  for (let from = start + 1; from <= url.length && problems.length < maxProblems;) {
+    let end = url.indexOf('&', from)
+    if (end === -1) end = url.length
+    const pair = url.slice(from, end)
     const at = pair.indexOf('=')
     const [name, value] = at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]
+    // What each step reads: the search for `&`, the one for `=`, then each part's escapes twice and its decoding.
+    meter((end - from + 1) + (at === -1 ? pair.length : at + 1) + 3 * pair.length)
     const decoded = [name, value].map(part => { try { return decodeQueryPart(part) } catch { return null } })
-    if (!decoded.includes(null)) return []
     // A name that is not UTF-8 either is named as it was sent.
-    return [{ parameter: decoded[0] ?? name, detail: 'is not valid UTF-8 once its %-escapes are decoded' }]
-  })
-  if (errors.length > 0) throw new ValidationError('querystring', errors)
+    if (decoded.includes(null)) problems.push({ parameter: decoded[0] ?? name, detail: notUtf8 })
+    from = end + 1
+  }
+  return problems
+}
+
+/**
+ * The router decodes bytes that are not UTF-8 into U+FFFD, so `q=%C3%28` would search for text the
+ * client never sent (and match nothing): a parameter whose escapes are not UTF-8 is a 400 naming it,
+ * before the body is read.
+ */
+const utf8Query: preParsingHookHandler = async request => {
+  const problems = queryEncodingProblems(request.url)
+  if (problems.length > 0) throw new ValidationError('querystring', problems)
 }
 
 const bodyRequired: preValidationHookHandler = async request => {
@@ -70,11 +92,15 @@ declare module 'fastify' {
   }
 }
 
-/** A streamed body of a type the operation does not declare (JSON, say, which Fastify would have parsed) is a 415. */
-function declaredBody (types: string[]): preValidationHookHandler {
-  return async request => {
+/**
+ * A streamed body of a type the operation does not declare is a 415 before it is read: JSON, say,
+ * would otherwise be parsed whole, only to be refused.
+ */
+function declaredBody (types: string[]): preParsingHookHandler {
+  return (request, _reply, payload, done) => {
     const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
-    if (!types.includes(type)) throw new ApiError(415, 'about:blank', `The request body must be ${types.join(' or ')}`)
+    if (types.includes(type)) done(null, payload)
+    else done(new ApiError(415, 'about:blank', `The request body must be ${types.join(' or ')}`))
   }
 }
 
@@ -115,18 +141,35 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
         route.config = { ...route.config, streamsBody: true }
       }
       // Fastify validates a body only when one was sent; the contract requires it, so an empty POST is a 400, not a crash.
-      const bodyChecks = streams ? [declaredBody(bodyTypes)] : route.schema.body === undefined ? [] : [bodyRequired]
-      route.preValidation = [utf8Query, ...bodyChecks, ...[route.preValidation ?? []].flat()]
+      route.preParsing = [utf8Query, ...streams ? [declaredBody(bodyTypes)] : [], ...[route.preParsing ?? []].flat()]
+      if (route.schema.body !== undefined) route.preValidation = [bodyRequired, ...[route.preValidation ?? []].flat()]
     })
     await context.register(operations)
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.replace(/\?.*$/s, '')
+  answerUnrouted(app, (request, reply) => {
+    const query = request.url.indexOf('?')
+    const path = query === -1 ? request.url : request.url.slice(0, query)
     const match = allowed.find(a => a.pattern.test(path))
     if (match === undefined) return sendProblem(reply, { type: 'about:blank', status: 404, detail: `Nothing is served at ${path}` })
     const allow = [...match.methods].sort().join(', ')
     reply.header('allow', allow)
     return sendProblem(reply, { type: 'about:blank', status: 405, detail: `${request.method} is not allowed here; allowed: ${allow}` })
+  })
+}
+
+/**
+ * Makes `answer` the not-found handler, and has it answer as soon as the request is routed, before the
+ * body: Fastify reads and parses the body of a request no route takes (a 404, a 405, an OPTIONS) before
+ * calling the not-found handler, for nothing, and before anything checks who is calling. The body is
+ * left unread, so the answer closes the connection, which drops the rest of the body until it ends or
+ * REQUEST_TIMEOUT cuts it off (src/http/connections.ts).
+ */
+export function answerUnrouted (app: FastifyInstance, answer: (request: FastifyRequest, reply: FastifyReply) => unknown): void {
+  app.setNotFoundHandler(answer)
+  // After the hooks registered before (the request id, the caller and the quota, on the API port).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) answer(request, reply)
+    else done()
   })
 }

@@ -2,6 +2,7 @@
 import { type Readable, Transform } from 'node:stream'
 import type { ImportProblem } from '../contract/api-types.js'
 import { csvRecords, unescapeFormula } from '../formats/csv.js'
+import { type JsonProblem, parseIJson } from '../formats/i-json.js'
 
 export type ImportFormat = 'csv' | 'ndjson'
 
@@ -40,6 +41,9 @@ const decimal = /^-?[0-9]{1,15}$/
 
 /** Characters of one NDJSON line: far beyond any row (the longest field is 500 characters). */
 const longestLine = 1 << 20
+/** ImportProblem.pointer's maxLength in openapi.yaml: a member's name may be longer. */
+const longestPointer = 200
+const clip = (text: string, max: number): string => text.length <= max ? text : text.slice(0, max - 1) + '…'
 
 /**
  * The file's rows in order; `counted` is given each chunk read. Throws ImportTooLargeError
@@ -110,10 +114,17 @@ async function * ndjsonRows (text: AsyncIterable<string>): AsyncGenerator<FileRo
       continue
     }
     let fields: unknown
+    let problems: JsonProblem[]
     try {
-      fields = JSON.parse(json)
+      ({ value: fields, problems } = parseIJson(json, { max: 1 }))
     } catch {
       yield { line, problem: { line, type: '/problems/invalid-import', detail: 'is not JSON' } }
+      continue
+    }
+    // A row is refused as a body would be (a lone surrogate, a member given twice), for the first reason.
+    const [broken] = problems
+    if (broken !== undefined) {
+      yield { line, problem: { line, type: '/problems/invalid-import', detail: broken.detail, pointer: clip(broken.pointer, longestPointer) } }
       continue
     }
     if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {

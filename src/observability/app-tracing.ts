@@ -33,7 +33,10 @@ function installTraceContext (): void {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 }
 
-/** `redactUrl` masks credentials in the URL a request span records (url.path holds the query too), as in the log. */
+/**
+ * `redactUrl` masks credentials in the URL a request span records (url.path holds the query too), as in
+ * the log, and tells a tracestate header that holds one.
+ */
 export function appTracing (provider: TracerProvider, redactUrl: (url: string) => string): AppTracing {
   installTraceContext()
   const instrumentation = new FastifyOtelInstrumentation({
@@ -54,6 +57,13 @@ export function appTracing (provider: TracerProvider, redactUrl: (url: string) =
   const otel = instrumentation.plugin()
   const plugin: FastifyPluginCallback = (app, options, done) => {
     app.decorateRequest(traceIdKey, undefined)
+    // A caller's tracestate goes with every span of its trace to wherever spans are sent: one that
+    // holds a credential (a key pasted in the wrong header) is dropped before @fastify/otel reads it.
+    app.addHook('onRequest', (request, _reply, next) => {
+      const state = request.headers.tracestate
+      if (typeof state === 'string' && redactUrl(state) !== state) delete request.headers.tracestate
+      next()
+    })
     otel(app, options, done)
   }
   // Like @fastify/otel itself, its decorations and hooks belong to the whole app, not to a child context.

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPlug
 import { type ConnectionLimits, deadlines, guardConnections } from '../http/connections.js'
 import { urlRedactor } from '../observability/log-redaction.js'
 import { clientErrorHandler, errorHandler, sendProblem } from '../http/problems.js'
+import { answerUnrouted } from '../http/protocol.js'
 import type { Health, HealthBody } from './health.js'
 import type { ServiceMetrics } from './metrics.js'
 
@@ -68,7 +69,7 @@ export async function buildOpsApp (operations: Operations, logger: FastifyBaseLo
   guardConnections(app, limits.opsMaxConnections)
   app.decorate('redact', urlRedactor([operations.metricsToken]))
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, {
+  answerUnrouted(app, (request, reply) => sendProblem(reply, {
     type: 'about:blank',
     status: 404,
     detail: `Nothing is served at ${request.url.replace(/\?.*$/s, '')} on the operations port; see /health/live, /health/ready, /metrics`
