@@ -1247,7 +1247,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The deployment has as many webhook endpoints as it allows. */
+        /** @description This API key, or the deployment, has as many webhook endpoints as it may. */
         TooManyWebhookEndpoints: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -293,6 +293,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     streams,
     eventRetentionDays: config.eventRetentionDays,
     webhookEndpointsMax: config.webhookEndpointsMax,
+    webhookEndpointsPerKey: config.webhookEndpointsPerKey,
     addressPolicy,
     clock: () => webhookClock.now()
   })

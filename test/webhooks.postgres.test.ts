@@ -4,6 +4,7 @@ import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { AddressPolicy } from '../src/webhooks/address-policy.js'
 import { newSecret } from '../src/webhooks/signature.js'
 import { WebhookWorker } from '../src/webhooks/worker.js'
+import { EndpointCapError } from '../src/storage/webhook-rows.js'
 import { testDatabase, withPostgres } from './postgres.js'
 import { fakeClock, FakeFeed, receiver } from './webhook-helpers.js'
 
@@ -59,7 +60,11 @@ t.test('the PostgreSQL repository: limit, rotate, enable, disable, delete', t =>
   const endpointId = crypto.randomUUID()
   const created = await webhooks.create({ endpointId, url: 'https://hooks.example.org/', types: ['book.created', 'book.deleted'], description: 'd', keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1)
   t.match(created, { endpointId, types: ['book.created', 'book.deleted'], createdAt: '2026-11-24T00:00:00.000Z', status: 'enabled', failingSince: null })
-  t.equal(await webhooks.create({ endpointId: crypto.randomUUID(), url: 'u', types: ['book.created'], description: null, keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1), null, 'the limit')
+  const another = (keyId: string) => ({ endpointId: crypto.randomUUID(), url: 'u', types: ['book.created'], description: null, keyId, secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' })
+  await t.rejects(webhooks.create(another('k'), 1), new EndpointCapError('deployment', 1), 'the deployment\'s cap')
+  await t.rejects(webhooks.create(another('other'), 1, 5), new EndpointCapError('deployment', 0), 'whoever registers')
+  await t.rejects(webhooks.create(another('k'), 10, 1), new EndpointCapError('key', 1), 'the key\'s cap, first')
+  t.equal((await webhooks.list(null)).length, 1, 'nothing stored')
   t.match(await webhooks.rotate(endpointId, null, 's2', 1234), { secret: 's2', previousSecret: 's', previousSecretExpiresAt: 1234 })
   const queue = { endpointId, lane: 'live' as const, events: [{ position: '1', body: '{}' }], now: 0, max: 2 }
   t.equal(await webhooks.enqueue({ ...queue, from: '0', to: '2' }), true)
