@@ -14,6 +14,8 @@ const owned = (n: number) => `($${n}::text IS NULL OR e.key_id = $${n})`
 
 export class PostgresWebhooks implements WebhookRepository {
   readonly #db: PipelinedClients
+  /** The registration this node is sending, which the next waits for. */
+  #creating: Promise<unknown> = Promise.resolve()
 
   constructor (db: PipelinedClients) {
     this.#db = db
@@ -25,11 +27,19 @@ export class PostgresWebhooks implements WebhookRepository {
   }
 
   /**
-   * The caps are checked in the inserting statement itself; registrations at the same instant (on one
-   * node, as many as it has connections; or on several) may together pass them by that many, which
-   * the caps (guards against runaway registration, and one key taking every endpoint) tolerate.
+   * The caps are checked in the inserting statement itself, and this node sends one such statement at a
+   * time: its pipelined connections would otherwise run a burst side by side, each counting before the
+   * others inserted, and one key could take far more than its cap. Registrations on several nodes at
+   * the same instant may still pass a cap by one each, which the caps (guards against runaway
+   * registration, and against one key taking every endpoint) tolerate.
    */
   async create (endpoint: Parameters<WebhookRepository['create']>[0], max: number, perKey?: number) {
+    const created = this.#creating.then(async () => this.#insert(endpoint, max, perKey))
+    this.#creating = created.catch(() => {})
+    return created
+  }
+
+  async #insert (endpoint: Parameters<WebhookRepository['create']>[0], max: number, perKey: number | undefined) {
     const { rows: [row] } = await this.#db.query<Partial<WebhookEndpointRow> & { held: number }>({
       text: `WITH counted AS (SELECT count(*) FILTER (WHERE key_id = $5)::int AS held, count(*)::int AS every FROM webhook_endpoints),
       inserted AS (
