@@ -1247,7 +1247,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The deployment has as many webhook endpoints as it allows. */
+        /** @description This API key, or the deployment, has as many webhook endpoints as it may. */
         TooManyWebhookEndpoints: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1281,7 +1281,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The API key is valid but lacks the scope the operation needs. */
+        /** @description The API key is valid but lacks the scope the operation needs (where book reads are public, a key without `books:read` is served them as an anonymous caller is, not refused). */
         Forbidden: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1689,7 +1689,7 @@ export interface components {
         RetryAfter: number;
         /** @description The authentication scheme to use (RFC 6750). */
         WWWAuthenticate: string;
-        /** @description The position of the change feed read just before this page (for an export, in its snapshot). Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page or export was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold, or apply it again, since an event carries the whole record). Sent only to a caller with an API key (following the feed needs one), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (docs/security.md, "What feed positions tell"). */
+        /** @description The position of the change feed read just before this page (for an export, in its snapshot). Follow `/events` or `/events/stream` with `after=<this value>` to receive every change made after the page or export was read, so that list-then-follow misses nothing (a change already in the page may come again: drop an event whose `data.revision` you hold, or apply it again, since an event carries the whole record). Sent only to a caller whose API key may read what is listed (following the feed needs one; a key without the scope, served a public book read, is answered as an anonymous caller is), since positions are one sequence for all changes, whatever the caller may read: this one moves with every write, student writes included, so that a key can tell how often the service is written to, never what was written (docs/security.md, "What feed positions tell"). */
         EventsCursor: components["schemas"]["EventCursor"];
     };
     pathItems: never;
@@ -1763,8 +1763,8 @@ export interface operations {
              *     - NDJSON (`application/x-ndjson`): one book per line, as the JSON list gives it (the
              *       schema below describes each line).
              *
-             *     `Events-Cursor` (to a caller with a key) is the change feed's position of the snapshot:
-             *     follow `/events` from it to receive every change made after the export, none missed. The
+             *     `Events-Cursor` (to a caller whose key may read books) is the change feed's position of the
+             *     snapshot: follow `/events` from it to receive every change made after the export, none missed. The
              *     body is sent as it is read, in constant memory; an export that fails midway ends without
              *     the last chunk of its chunked body, which clients report as an error. At most
              *     `EXPORTS_MAX` exports run at once on a node: beyond, a 503 `list-busy`.

@@ -158,7 +158,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   // First, so that the request's span is open, and current, in every hook that follows.
   if (tracing !== null) await app.register(tracing.plugin)
-  guardConnections(app, config.maxConnections)
+  guardConnections(app, config)
   // Node answers an `Expect` other than 100-continue with a bare 417, which no operation declares;
   // RFC 9110 §10.1.1 lets a server ignore an expectation it does not support, so the request is served.
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
@@ -296,6 +296,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     streams,
     eventRetentionDays: config.eventRetentionDays,
     webhookEndpointsMax: config.webhookEndpointsMax,
+    webhookEndpointsPerKey: config.webhookEndpointsPerKey,
     addressPolicy,
     clock: () => webhookClock.now()
   })

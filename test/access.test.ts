@@ -112,7 +112,8 @@ t.test('an unknown, malformed or revoked key is refused with 401, even where ano
 })
 
 t.test('a key without the scope an operation needs gets 403; with it, the operation runs', async t => {
-  const { request, key } = await withKeys(t)
+  // Book reads closed, as every other operation is: where they are public, a key is served as anonymous callers are (below).
+  const { request, key } = await withKeys(t, { publicBookReads: false })
   for (const op of operations) {
     const alternatives: readonly Scope[] = 'alternatives' in op ? op.alternatives : []
     const others = allScopes.filter(s => s !== op.scope && !alternatives.includes(s))
@@ -123,6 +124,34 @@ t.test('a key without the scope an operation needs gets 403; with it, the operat
     t.not(allowed.statusCode, 401, `${op.method} ${op.url} with ${op.scope}`)
     t.not(allowed.statusCode, 403, `${op.method} ${op.url} with ${op.scope}`)
   }
+})
+
+t.test('a key without books:read gets the public book reads anonymous callers get, and nothing more', async t => {
+  const { request, key } = await withKeys(t)
+  const book = (await request({ method: 'POST', url: '/books', payload: dune })).json()
+  const writer = await key('books:write', 'students:read', 'webhooks:manage')
+  const reader = await key('books:read')
+  const reads = [
+    { method: 'GET', url: '/books' },
+    { method: 'HEAD', url: '/books' },
+    { method: 'GET', url: `/books/${book.book_id}` },
+    { method: 'HEAD', url: `/books/${book.book_id}` },
+    { method: 'GET', url: '/books', headers: { accept: 'text/csv' } },
+    { method: 'GET', url: '/books', headers: { accept: 'application/x-ndjson' } }
+  ] as const
+  for (const read of reads) {
+    const what = `${read.method} ${read.url}${'headers' in read ? ` (${read.headers.accept})` : ''}`
+    const [anonymous, unscoped, scoped] = await Promise.all([null, writer, reader].map(async key => request({ ...read, key })))
+    t.equal(anonymous!.statusCode, 200, `${what}: anonymous`)
+    t.equal(unscoped!.statusCode, 200, `${what}: a key without books:read, as anonymous`)
+    t.equal(unscoped!.payload, anonymous!.payload, `${what}: the same body`)
+    t.equal(unscoped!.headers['events-cursor'], undefined, `${what}: no position in the change feed, which this key may not follow for books`)
+    t.equal(unscoped!.headers['cache-control'], 'no-store', `${what}: an answer to a credential is not cached`)
+    t.match(unscoped!.headers['ratelimit-policy'], /^"keyed"/, `${what}: counted against the key's own quota`)
+    if (read.url === '/books' && read.method === 'GET') t.type(scoped!.headers['events-cursor'], 'string', `${what}: a key that reads books gets the position`)
+  }
+  const closed = await withKeys(t, { publicBookReads: false })
+  t.equal((await closed.request({ method: 'GET', url: '/books', key: await closed.key('books:write') })).statusCode, 403, 'with book reads closed, the scope is needed')
 })
 
 t.test('authentication comes before the body: an anonymous invalid, oversized or non-JSON body gets 401', async t => {

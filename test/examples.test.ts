@@ -157,12 +157,22 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
   },
   'WebhookBadRequest/refusedUrl': async t => (await build(t)).request({ method: 'POST', url: '/webhook-endpoints', payload: { url: 'https://127.0.0.1/hooks', types: ['book.created'] } }),
   'WebhookBadRequest/validation': async t => (await build(t)).request({ method: 'POST', url: '/webhook-endpoints', payload: { url: 'https://example.org/hooks/books' } }),
-  'TooManyWebhookEndpoints/limit': async t => {
+  'TooManyWebhookEndpoints/key': async t => {
     // Registered on the loopback receiver the operator allows, so that no name needs resolving here.
-    const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 })
+    const repositories = openSqliteRepositories(':memory:')
+    const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 }, { repositories })
+    const { key } = await createKey(repositories.apiKeys, 'manager', ['webhooks:manage', 'books:read'])
+    const payload = { url: 'http://127.0.0.1:9/hooks', types: ['book.created'] }
+    for (let i = 0; i < 10; i++) await api.request({ method: 'POST', url: '/webhook-endpoints', key, payload })
+    return api.request({ method: 'POST', url: '/webhook-endpoints', key, payload })
+  },
+  'TooManyWebhookEndpoints/deployment': async t => {
+    const repositories = openSqliteRepositories(':memory:')
+    const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 }, { repositories })
     const payload = { url: 'http://127.0.0.1:9/hooks', types: ['book.created'] }
     for (let i = 0; i < 100; i++) await api.app.inject({ method: 'POST', url: '/webhook-endpoints', headers: { authorization: `Bearer ${adminKey}` }, payload })
-    return api.request({ method: 'POST', url: '/webhook-endpoints', payload })
+    const { key } = await createKey(repositories.apiKeys, 'manager', ['webhooks:manage', 'books:read'])
+    return api.request({ method: 'POST', url: '/webhook-endpoints', key, payload })
   },
   'RequestTimeout/timeout': async t => rawAnswer(t, 'GET /books HTTP/1.1\r\nHost: localhost\r\n'),
   'RequestHeaderFieldsTooLarge/tooLarge': async t => rawAnswer(t, `GET /books HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)

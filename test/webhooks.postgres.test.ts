@@ -1,10 +1,13 @@
 // Two nodes on one PostgreSQL database: each event is queued once per endpoint and each attempt made by one node.
+import pg from 'pg'
 import t from 'tap'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { AddressPolicy } from '../src/webhooks/address-policy.js'
 import { newSecret } from '../src/webhooks/signature.js'
 import { WebhookWorker } from '../src/webhooks/worker.js'
+import { EndpointCapError } from '../src/storage/webhook-rows.js'
 import { testDatabase, withPostgres } from './postgres.js'
+import { eventually } from './helper.js'
 import { fakeClock, FakeFeed, receiver } from './webhook-helpers.js'
 
 const settings = (url: string) => ({ url, connections: 2, connectTimeout: 2000, statementTimeout: 10_000 })
@@ -52,6 +55,27 @@ t.test('two workers racing on one database make every attempt exactly once', t =
   t.same(await a.repositories.webhooks.claim(clock.now() + 1e9, clock.now() + 2e9, 10), [], 'nothing left to deliver')
 }))
 
+t.test('a burst of registrations from one key takes its cap, no more, though the statements would reach the database together', t => withPostgres(t, async t => {
+  const url = await testDatabase(t)
+  const repositories = await openPostgresRepositories({ ...settings(url), connections: 4 })
+  t.teardown(() => repositories.close())
+  // Another session holds the table, so that whatever statements are sent meanwhile wait, and all start at once when it lets go.
+  const holder = new pg.Client({ connectionString: url })
+  await holder.connect()
+  t.teardown(() => holder.end())
+  await holder.query('BEGIN')
+  await holder.query('LOCK TABLE webhook_endpoints IN SHARE MODE')
+  const burst = Promise.allSettled(Array.from({ length: 12 }, async () => repositories.webhooks.create({
+    endpointId: crypto.randomUUID(), url: 'https://hooks.example.org/', types: ['book.created'], description: null, keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0'
+  }, 100, 3)))
+  const waiting = async () => Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]!.n)
+  await eventually(waiting, n => n >= 1, 'a registration waiting for the table')
+  await holder.query('COMMIT')
+  const outcomes = await burst
+  t.equal(outcomes.filter(outcome => outcome.status === 'fulfilled').length, 3)
+  t.equal((await repositories.webhooks.list('k')).length, 3)
+}))
+
 t.test('the PostgreSQL repository: limit, rotate, enable, disable, delete', t => withPostgres(t, async t => {
   const repositories = await openPostgresRepositories(settings(await testDatabase(t)))
   t.teardown(() => repositories.close())
@@ -59,7 +83,11 @@ t.test('the PostgreSQL repository: limit, rotate, enable, disable, delete', t =>
   const endpointId = crypto.randomUUID()
   const created = await webhooks.create({ endpointId, url: 'https://hooks.example.org/', types: ['book.created', 'book.deleted'], description: 'd', keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1)
   t.match(created, { endpointId, types: ['book.created', 'book.deleted'], createdAt: '2026-11-24T00:00:00.000Z', status: 'enabled', failingSince: null })
-  t.equal(await webhooks.create({ endpointId: crypto.randomUUID(), url: 'u', types: ['book.created'], description: null, keyId: 'k', secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' }, 1), null, 'the limit')
+  const another = (keyId: string) => ({ endpointId: crypto.randomUUID(), url: 'u', types: ['book.created'], description: null, keyId, secret: 's', createdAt: '2026-11-24T00:00:00.000Z', position: '0' })
+  await t.rejects(webhooks.create(another('k'), 1), new EndpointCapError('deployment', 1), 'the deployment\'s cap')
+  await t.rejects(webhooks.create(another('other'), 1, 5), new EndpointCapError('deployment', 0), 'whoever registers')
+  await t.rejects(webhooks.create(another('k'), 10, 1), new EndpointCapError('key', 1), 'the key\'s cap, first')
+  t.equal((await webhooks.list(null)).length, 1, 'nothing stored')
   t.match(await webhooks.rotate(endpointId, null, 's2', 1234), { secret: 's2', previousSecret: 's', previousSecretExpiresAt: 1234 })
   const queue = { endpointId, lane: 'live' as const, events: [{ position: '1', body: '{}' }], now: 0, max: 2 }
   t.equal(await webhooks.enqueue({ ...queue, from: '0', to: '2' }), true)

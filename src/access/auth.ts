@@ -85,7 +85,10 @@ function unauthorized (reply: FastifyReply, detail: string, challenge: string): 
 
 /**
  * fastify-openapi-glue's security handlers, one per scheme in openapi.yaml; a throw refuses the request.
- * An anonymous caller passes only where the served document leaves the operation open (`- {}`).
+ * An anonymous caller passes only where the served document leaves the operation open (`- {}`), and
+ * there a key without the scope passes too: a key never gets less than no key. It is then served as
+ * an anonymous caller is, and given nothing more (no `Events-Cursor`: positions in the change feed are
+ * for keys that may read it); its quota stays the key's.
  */
 export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>> = {
   async bearerAuth (request, reply, scopes) {
@@ -98,6 +101,11 @@ export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, re
       throw unauthorized(reply, 'This operation needs an API key, sent as Authorization: Bearer <key>', realm)
     }
     const missing = scopes.filter(scope => !(caller.scopes as readonly string[]).includes(scope))
-    if (missing.length > 0) throw new MissingScopeError(missing)
+    if (missing.length === 0) return
+    if ((request.routeOptions.config as RouteConfig).openToAnonymous === true) {
+      request.caller = anonymous
+      return
+    }
+    throw new MissingScopeError(missing)
   }
 }

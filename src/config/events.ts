@@ -28,6 +28,8 @@ export const events = concern({
     // Five days, as Svix does: long enough to ride out a receiver's long weekend.
     webhookDisableAfterHours: { name: 'WEBHOOK_DISABLE_AFTER_HOURS', default: '120', reader: integer(1, 8760), meaning: 'hours of failing deliveries, with no success, after which an endpoint is disabled' },
     webhookEndpointsMax: { name: 'WEBHOOK_ENDPOINTS_MAX', default: '100', reader: integer(1, 1000), meaning: 'webhook endpoints the deployment may have; registering one more is a 409' },
+    // A tenth of the deployment's: a few receivers per integration, and no one key can take them all.
+    webhookEndpointsPerKey: { name: 'WEBHOOK_ENDPOINTS_PER_KEY', default: '10', reader: integer(1, 1000), meaning: 'webhook endpoints one API key may have registered (an admin key: any number, within `WEBHOOK_ENDPOINTS_MAX`); registering one more is a 409' },
     webhookPollInterval: { name: 'WEBHOOK_POLL_MS', default: '1000', reader: integer(0, 600_000), meaning: 'ms between this node\'s webhook delivery runs (also woken by its own writes); `0`: this node delivers nothing' }
   }
 })

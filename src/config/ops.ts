@@ -26,6 +26,8 @@ export const ops = concern({
     opsHost: { name: 'OPS_HOST', default: '127.0.0.1', reader: text('an address or host name'), meaning: 'interface of the operators\' listener: the pod\'s address (`0.0.0.0`) on Kubernetes, never behind the public ingress' },
     // Probes and a scraper or two: a few connections at a time.
     opsMaxConnections: { name: 'OPS_MAX_CONNECTIONS', default: '64', reader: integer(1, 1_000_000), meaning: 'open connections the operators\' listener accepts at once; further ones are dropped. It cuts slow and idle clients off by `HEADERS_TIMEOUT`, `REQUEST_TIMEOUT` and `KEEP_ALIVE_TIMEOUT`, as `PORT` does' },
+    // A quarter of OPS_MAX_CONNECTIONS: a probe or a scrape takes one or two at a time.
+    opsMaxConnectionsPerAddress: { name: 'OPS_MAX_CONNECTIONS_PER_ADDRESS', default: '16', reader: integer(1, 1_000_000), meaning: 'open connections the operators\' listener accepts from one address at once (counted as for `MAX_CONNECTIONS_PER_ADDRESS`); further ones are dropped at once, so that one client on the pod network cannot hold every connection the probes need' },
     metricsToken: { name: 'METRICS_TOKEN', default: '', reader: optional(token(16, 512, { secret: true })), meaning: 'bearer token `/metrics` requires, never an API key; required with `OPS_PORT=public`, optional on the ops port' },
     metrics: { name: 'METRICS', default: 'true', reader: boolean, meaning: '`false`: no request is counted or timed and `/metrics` is a 404' },
     readyTimeout: { name: 'READY_TIMEOUT_MS', default: '1000', reader: integer(10, 60_000), meaning: 'ms `/health/ready` waits for the database (and Redis) to answer before it fails the check' },

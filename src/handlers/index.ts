@@ -22,6 +22,8 @@ export interface HandlerOptions {
   eventRetentionDays: number
   /** WEBHOOK_ENDPOINTS_MAX */
   webhookEndpointsMax: number
+  /** WEBHOOK_ENDPOINTS_PER_KEY */
+  webhookEndpointsPerKey: number
   /** The SSRF guard webhook URLs are registered through. */
   addressPolicy: AddressPolicy
   /** Milliseconds since the epoch. */
@@ -36,6 +38,6 @@ export async function serviceHandlers (repositories: Repositories, options: Hand
     ...studentHandlers(repositories.students, lists, idempotency),
     ...importHandlers({ imports: repositories.imports, ...options.imports }),
     ...eventHandlers(repositories.events, options.streams, repositories.apiKeys, { retentionDays: options.eventRetentionDays }),
-    ...webhookHandlers({ webhooks: repositories.webhooks, events: repositories.events, policy: options.addressPolicy, max: options.webhookEndpointsMax, clock: options.clock })
+    ...webhookHandlers({ webhooks: repositories.webhooks, events: repositories.events, policy: options.addressPolicy, max: options.webhookEndpointsMax, perKey: options.webhookEndpointsPerKey, clock: options.clock })
   }
 }

@@ -5,6 +5,7 @@ import type { Caller } from '../access/auth.js'
 import { ApiError, NotFoundError } from '../http/errors.js'
 import { allScopes } from '../access/api-keys.js'
 import type { EndpointOwner, EventFeed, StoredWebhookEndpoint, WebhookRepository } from '../storage/types.js'
+import { EndpointCapError } from '../storage/webhook-rows.js'
 import { type AddressPolicy, RefusedUrlError } from '../webhooks/address-policy.js'
 import { readScopeOf } from '../events/scopes.js'
 import { newSecret } from '../webhooks/signature.js'
@@ -18,6 +19,8 @@ export interface WebhookHandlerOptions {
   policy: AddressPolicy
   /** WEBHOOK_ENDPOINTS_MAX */
   max: number
+  /** WEBHOOK_ENDPOINTS_PER_KEY: an admin key has none of its own. */
+  perKey: number
   /** Milliseconds since the epoch. */
   clock: () => number
 }
@@ -61,7 +64,23 @@ function ownerFor (caller: Caller): EndpointOwner {
   return allScopes.every(scope => scopes.includes(scope)) ? null : keyId
 }
 
-export function webhookHandlers ({ webhooks, events, policy, max, clock }: WebhookHandlerOptions): WebhookHandlers {
+/**
+ * The 409 for a registration past a cap, in terms its caller can act on: a key at its own cap is told
+ * how many it has; a full deployment is not counted (a key sees only its own endpoints), and a key is
+ * pointed at what it may delete, or at the operator when it has none.
+ */
+function tooManyEndpoints ({ cap, held }: EndpointCapError, owner: EndpointOwner): ApiError {
+  const detail = cap === 'key'
+    ? `This API key already has ${held} webhook endpoints, as many as one key may have; delete one it no longer uses (GET /webhook-endpoints lists them)`
+    : owner === null
+      ? 'This deployment has as many webhook endpoints as it allows; delete one no longer used (GET /webhook-endpoints lists them all), or raise WEBHOOK_ENDPOINTS_MAX'
+      : held > 0
+        ? 'This deployment has as many webhook endpoints as it allows; delete one of this key\'s that it no longer uses (GET /webhook-endpoints lists them), or ask the service\'s operator for room'
+        : 'This deployment has as many webhook endpoints as it allows, none of them this key\'s; ask the service\'s operator for room'
+  return new ApiError(409, '/problems/too-many-webhook-endpoints', detail)
+}
+
+export function webhookHandlers ({ webhooks, events, policy, max, perKey, clock }: WebhookHandlerOptions): WebhookHandlers {
   async function found (id: string, endpoint: Promise<StoredWebhookEndpoint | null>): Promise<StoredWebhookEndpoint> {
     const result = await endpoint
     if (result === null) throw new NotFoundError('webhook endpoint', id)
@@ -83,20 +102,24 @@ export function webhookHandlers ({ webhooks, events, policy, max, clock }: Webho
         throw new ApiError(400, '/problems/refused-webhook-url', 'The webhook URL cannot be delivered to', [{ detail: error.message, pointer: '#/url' }], 'Refused webhook URL')
       }
       const secret = newSecret()
-      const endpoint = await webhooks.create({
-        endpointId: uuidv7(),
-        url,
-        types,
-        description,
-        // securityHandlers let only keys through to this operation.
-        keyId: (request.caller as Extract<Caller, { kind: 'key' }>).keyId,
-        secret,
-        createdAt: new Date(clock()).toISOString(),
-        // A new endpoint receives what happens from now on.
-        position: await events.head()
-      }, max)
-      if (endpoint === null) {
-        throw new ApiError(409, '/problems/too-many-webhook-endpoints', `This deployment already has ${max} webhook endpoints; delete one you no longer use`)
+      const owner = ownerFor(request.caller)
+      let endpoint: StoredWebhookEndpoint
+      try {
+        endpoint = await webhooks.create({
+          endpointId: uuidv7(),
+          url,
+          types,
+          description,
+          // securityHandlers let only keys through to this operation.
+          keyId: (request.caller as Extract<Caller, { kind: 'key' }>).keyId,
+          secret,
+          createdAt: new Date(clock()).toISOString(),
+          // A new endpoint receives what happens from now on.
+          position: await events.head()
+        }, max, owner === null ? undefined : perKey)
+      } catch (error) {
+        if (error instanceof EndpointCapError) throw tooManyEndpoints(error, owner)
+        throw error
       }
       reply.code(201).header('location', `/webhook-endpoints/${endpoint.endpointId}`)
       return { endpoint: view(endpoint), secret, previous_secret_expires_at: null }

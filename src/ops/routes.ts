@@ -56,9 +56,9 @@ export function opsRoutes ({ health, metrics, metricsToken }: Operations): Fasti
 /**
  * The ops listener's app: the operators' endpoints and nothing else. It never listens; src/server.ts does.
  * Bound to the pod's address on Kubernetes, anyone on the pod network reaches it: it has the API port's
- * deadlines and a cap of its own (OPS_MAX_CONNECTIONS).
+ * deadlines and caps of its own (OPS_MAX_CONNECTIONS, OPS_MAX_CONNECTIONS_PER_ADDRESS).
  */
-export async function buildOpsApp (operations: Operations, logger: FastifyBaseLogger, limits: ConnectionLimits & { opsMaxConnections: number }): Promise<FastifyInstance> {
+export async function buildOpsApp (operations: Operations, logger: FastifyBaseLogger, limits: ConnectionLimits & { opsMaxConnections: number, opsMaxConnectionsPerAddress: number }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -66,7 +66,7 @@ export async function buildOpsApp (operations: Operations, logger: FastifyBaseLo
     clientErrorHandler,
     ...deadlines(limits)
   })
-  guardConnections(app, limits.opsMaxConnections)
+  guardConnections(app, { ...limits, maxConnections: limits.opsMaxConnections, maxConnectionsPerAddress: limits.opsMaxConnectionsPerAddress })
   app.decorate('redact', urlRedactor([operations.metricsToken]))
   app.setErrorHandler(errorHandler)
   answerUnrouted(app, (request, reply) => sendProblem(reply, {

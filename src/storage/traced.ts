@@ -82,7 +82,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       claim: imports.claim.bind(imports)
     },
     webhooks: {
-      create: async (endpoint, max) => traced('webhooks.create', () => webhooks.create(endpoint, max)),
+      create: async (endpoint, max, perKey) => traced('webhooks.create', () => webhooks.create(endpoint, max, perKey)),
       list: async owner => traced('webhooks.list', () => webhooks.list(owner)),
       get: async (endpointId, owner) => traced('webhooks.get', () => webhooks.get(endpointId, owner)),
       delete: async (endpointId, owner) => traced('webhooks.delete', () => webhooks.delete(endpointId, owner)),

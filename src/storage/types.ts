@@ -277,8 +277,11 @@ export interface ClaimedDelivery {
 export type EndpointOwner = string | null
 
 export interface WebhookRepository {
-  /** Stores an enabled endpoint unless `max` endpoints exist already (then null). */
-  create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt'> & { position: string }, max: number): Promise<StoredWebhookEndpoint | null>
+  /**
+   * Stores an enabled endpoint, unless its key already has `perKey` endpoints (when given) or the
+   * deployment `max`: then throws EndpointCapError and stores nothing.
+   */
+  create (endpoint: Pick<StoredWebhookEndpoint, 'endpointId' | 'url' | 'types' | 'description' | 'keyId' | 'secret' | 'createdAt'> & { position: string }, max: number, perKey?: number): Promise<StoredWebhookEndpoint>
   /** The owner's endpoints (every one for null), oldest first. */
   list (owner: EndpointOwner): Promise<StoredWebhookEndpoint[]>
   /** Null when no endpoint of the owner has this id. */

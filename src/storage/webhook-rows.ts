@@ -1,5 +1,13 @@
-// Webhook endpoint rows as both engines read them, turned into what the repository returns.
+// Webhook endpoint rows as both engines read them, turned into what the repository returns, and the cap on how many there are.
 import type { ClaimedDelivery, StoredWebhookEndpoint, WebhookDisabledReason } from './types.js'
+
+/** An endpoint was not stored: its key (`cap: 'key'`) or the deployment holds as many as it may; `held` is how many the key has. */
+export class EndpointCapError extends Error {
+  override name = 'EndpointCapError'
+  constructor (readonly cap: 'key' | 'deployment', readonly held: number) {
+    super(`The ${cap === 'key' ? 'key' : 'deployment'} holds as many webhook endpoints as it may`)
+  }
+}
 
 export interface WebhookEndpointRow {
   endpoint_id: string

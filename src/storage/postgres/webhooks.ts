@@ -1,6 +1,6 @@
 // PostgreSQL webhook endpoints and their pending deliveries: every change is one statement, so no
 // transaction stays open between round trips (an open one would hold back the feed for every reader).
-import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
+import { claimedDelivery, type ClaimedRow, EndpointCapError, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
 import type { EndpointOwner, WebhookRepository } from '../types.js'
 import type { PipelinedClients } from './connection.js'
 import { isoTimestamp } from './table.js'
@@ -14,6 +14,8 @@ const owned = (n: number) => `($${n}::text IS NULL OR e.key_id = $${n})`
 
 export class PostgresWebhooks implements WebhookRepository {
   readonly #db: PipelinedClients
+  /** The registration this node is sending, which the next waits for. */
+  #creating: Promise<unknown> = Promise.resolve()
 
   constructor (db: PipelinedClients) {
     this.#db = db
@@ -25,14 +27,32 @@ export class PostgresWebhooks implements WebhookRepository {
   }
 
   /**
-   * The limit is checked in the inserting statement itself; two nodes registering at the same instant
-   * may together pass it by one, which the limit (a guard against runaway registration) tolerates.
+   * The caps are checked in the inserting statement itself, and this node sends one such statement at a
+   * time: its pipelined connections would otherwise run a burst side by side, each counting before the
+   * others inserted, and one key could take far more than its cap. Registrations on several nodes at
+   * the same instant may still pass a cap by one each, which the caps (guards against runaway
+   * registration, and against one key taking every endpoint) tolerate.
    */
-  async create (endpoint: Parameters<WebhookRepository['create']>[0], max: number) {
-    return this.#one(`INSERT INTO webhook_endpoints AS e (endpoint_id, url, types, description, key_id, secret, status, created_at, position, imported_position)
-      SELECT $1, $2, $3, $4, $5, $6, 'enabled', $7, $8, $8 WHERE (SELECT count(*) FROM webhook_endpoints) < $9
-      RETURNING ${columns('e')}`,
-    [endpoint.endpointId, endpoint.url, endpoint.types.join(' '), endpoint.description, endpoint.keyId, endpoint.secret, endpoint.createdAt, endpoint.position, max])
+  async create (endpoint: Parameters<WebhookRepository['create']>[0], max: number, perKey?: number) {
+    const created = this.#creating.then(async () => this.#insert(endpoint, max, perKey))
+    this.#creating = created.catch(() => {})
+    return created
+  }
+
+  async #insert (endpoint: Parameters<WebhookRepository['create']>[0], max: number, perKey: number | undefined) {
+    const { rows: [row] } = await this.#db.query<Partial<WebhookEndpointRow> & { held: number }>({
+      text: `WITH counted AS (SELECT count(*) FILTER (WHERE key_id = $5)::int AS held, count(*)::int AS every FROM webhook_endpoints),
+      inserted AS (
+        INSERT INTO webhook_endpoints AS e (endpoint_id, url, types, description, key_id, secret, status, created_at, position, imported_position)
+        SELECT $1, $2, $3, $4, $5, $6, 'enabled', $7, $8, $8 FROM counted WHERE counted.every < $9 AND ($10::int IS NULL OR counted.held < $10)
+        RETURNING ${columns('e')}
+      )
+      SELECT counted.held, inserted.* FROM counted LEFT JOIN inserted ON true`,
+      values: [endpoint.endpointId, endpoint.url, endpoint.types.join(' '), endpoint.description, endpoint.keyId, endpoint.secret, endpoint.createdAt, endpoint.position, max, perKey ?? null]
+    })
+    const { held, ...stored } = row!
+    if (stored.endpoint_id !== null) return storedEndpoint(stored as WebhookEndpointRow)
+    throw new EndpointCapError(perKey !== undefined && held >= perKey ? 'key' : 'deployment', held)
   }
 
   async list (owner: EndpointOwner) {

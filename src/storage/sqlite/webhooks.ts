@@ -1,11 +1,12 @@
 // SQLite webhook endpoints and their pending deliveries; every change is one short transaction.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { claimedDelivery, type ClaimedRow, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
+import { claimedDelivery, type ClaimedRow, EndpointCapError, storedEndpoint, type WebhookEndpointRow } from '../webhook-rows.js'
 import { type EndpointOwner, type EventLane, eventLanes, type WebhookRepository } from '../types.js'
 
 export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   const count = db.prepare<[], number>('SELECT count(*) FROM webhook_endpoints').pluck()
+  const countOwned = db.prepare<[string], number>('SELECT count(*) FROM webhook_endpoints WHERE key_id = ?').pluck()
   const insert = db.prepare(`INSERT INTO webhook_endpoints (endpoint_id, url, types, description, key_id, secret, status, created_at, position, imported_position)
     VALUES (@endpoint_id, @url, @types, @description, @key_id, @secret, 'enabled', @created_at, @position, @imported_position)`)
   // An owner of null reaches every endpoint (an admin key, the worker); a key's id, only those it registered.
@@ -52,10 +53,12 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
     const row = get.get({ id, owner })
     return row === undefined ? null : storedEndpoint(row)
   }
-  const create = db.transaction((row: WebhookEndpointRow, max: number) => {
-    if (count.get()! >= max) return false
+  // In one write transaction: registrations at the same instant cannot pass either cap.
+  const create = db.transaction((row: WebhookEndpointRow, max: number, perKey: number) => {
+    const held = countOwned.get(row.key_id)!
+    if (held >= perKey) throw new EndpointCapError('key', held)
+    if (count.get()! >= max) throw new EndpointCapError('deployment', held)
     insert.run(row)
-    return true
   })
   const enqueue = db.transaction(({ endpointId, lane, from, to, events, now, max }: Parameters<WebhookRepository['enqueue']>[0]) => {
     const imported = lane === 'imported' ? 1 : 0
@@ -82,7 +85,7 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
   })
 
   return {
-    async create (endpoint, max) {
+    async create (endpoint, max, perKey = Infinity) {
       const row: WebhookEndpointRow = {
         endpoint_id: endpoint.endpointId,
         url: endpoint.url,
@@ -99,7 +102,8 @@ export function sqliteWebhooks (db: Database.Database): WebhookRepository {
         position: endpoint.position,
         imported_position: endpoint.position
       }
-      return create.immediate(row, max) ? storedEndpoint(row) : null
+      create.immediate(row, max, perKey)
+      return storedEndpoint(row)
     },
     async list (owner) {
       return list.all({ owner }).map(storedEndpoint)
