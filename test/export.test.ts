@@ -4,7 +4,7 @@ import { parse as parseCsv } from 'csv-parse/sync'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { unescapeFormula } from '../src/formats/csv.js'
-import { exportBatches } from '../src/storage/export.js'
+import { exportChunks } from '../src/storage/export.js'
 import type { RecordExport, Repositories } from '../src/storage/types.js'
 import { adminKey, build, dune, eventually, openTestRepositories, testStorage, type TestApi } from './helper.js'
 
@@ -101,15 +101,16 @@ t.test('formats, headers and what an export refuses', async t => {
   }
 })
 
-t.test('export batches: a read that fails closes the snapshot once, and the failure reaches the reader', async t => {
+t.test('export chunks: a read that fails closes the snapshot once, and the failure reaches the reader', async t => {
   let closed = 0
-  const batches = exportBatches(async () => { throw new Error('the disk went away') }, () => { closed++ })[Symbol.asyncIterator]()
-  await t.rejects(batches.next(), { message: 'the disk went away' })
-  t.same(await batches.next(), { done: true, value: undefined }, 'and nothing more')
+  const chunks = exportChunks(async () => { throw new Error('the disk went away') }, () => { closed++ })
+  await t.rejects(chunks.next(), { message: 'the disk went away' })
+  t.same(await chunks.next(), { done: true, value: undefined }, 'and nothing more')
+  t.same(await chunks.return!(), { done: true, value: undefined })
   t.equal(closed, 1)
 })
 
-/** An export whose first batch is `row` and whose end waits for release(); counts its closes. */
+/** An export whose first chunk is `row`'s line and whose end waits for release(); counts its closes. */
 function heldExport (position: string, fields: string[], row: unknown[]) {
   let release = () => {}
   const released = new Promise<void>(resolve => { release = resolve })
@@ -118,14 +119,14 @@ function heldExport (position: string, fields: string[], row: unknown[]) {
   const exported: RecordExport = {
     position,
     fields,
-    batches: exportBatches(async () => {
+    chunks: exportChunks(async () => {
       if (sent) {
         await released
         if (held.fail) throw new Error('the database went away')
         return null
       }
       sent = true
-      return [row]
+      return JSON.stringify(Object.fromEntries(fields.map((field, i) => [field, row[i]]))) + '\n'
     }, () => { held.closed++ })
   }
   return { exported, held }

@@ -1,70 +1,219 @@
-// SQLite exports: a list query's statements read in one read transaction, on a connection of the export's own.
-import Database from 'better-sqlite3'
-import { exportBatch, exportBatches } from '../export.js'
-import type { SqlValue } from '../list-sql.js'
-import type { RecordExport } from '../types.js'
+// SQLite exports: a file's read on export threads, each export in a snapshot of its own; a database in memory read here.
+import { Worker } from 'node:worker_threads'
+import type Database from 'better-sqlite3'
+import { exportBatch, exportChunks, LoopSlice, rowWriter } from '../export.js'
+import { ListTimeoutError, type SqlValue } from '../list-sql.js'
+import type { ExportFormat, RecordExport } from '../types.js'
 
-type Statements = { sql: string, params: SqlValue[] }[]
+export type ExportStatements = { sql: string, params: SqlValue[] }[]
 
 const named = (params: SqlValue[]) => Object.fromEntries(params.map((value, i) => [i + 1, value]))
 
 /**
- * Every row of `statements`, in turn. A file's rows come from a read-only connection opened for the
- * export: in WAL mode its transaction keeps one snapshot however long the client takes, while the
- * service goes on writing. `headIn` reads the feed's head in that snapshot.
+ * Every row of `statements`, in turn, from a database in memory: it is this connection's alone, and
+ * could change between chunks, so it is read whole at once (such databases are for tests and trials);
+ * the rows are written out in slices of the event loop's time.
  */
-export function sqliteExport (db: Database.Database, statements: Statements, fields: readonly string[], headIn: ((connection: Database.Database) => string) | null): RecordExport {
-  if (db.memory) {
-    // A database in memory is this connection's alone, and could change between batches: it is read
-    // whole at once (it is in memory already; such databases are for tests and trials).
-    const position = headIn?.(db) ?? null
-    const rows = statements.flatMap(({ sql, params }) => db.prepare(sql).raw().all(named(params)) as unknown[][])
-    let at = 0
-    return {
-      position,
-      fields,
-      batches: exportBatches(async () => {
-        if (at >= rows.length) return null
-        at += exportBatch
-        return rows.slice(at - exportBatch, at)
-      }, () => {})
-    }
-  }
-  const reader = new Database(db.name, { readonly: true, fileMustExist: true })
-  let position: string | null
-  try {
-    reader.pragma('busy_timeout = 5000')
-    // Held until the export ends: the head and every statement's rows are read in one snapshot.
-    reader.exec('BEGIN')
-    position = headIn?.(reader) ?? null
-  } catch (error) {
-    reader.close()
-    throw error
-  }
-  const left = [...statements]
-  let rows: IterableIterator<unknown[]> | null = null
-  // Every statement's rows, so that leaving the export early resets whichever is open (an ended one ignores it).
-  const opened: IterableIterator<unknown[]>[] = []
+export function memoryExport (db: Database.Database, statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: (() => string) | null): RecordExport {
+  const position = head?.() ?? null
+  const rows = statements.flatMap(({ sql, params }) => db.prepare(sql).raw().all(named(params)) as unknown[][])
+  const write = rowWriter(format, fields)
+  const slice = new LoopSlice()
+  let at = 0
   return {
     position,
     fields,
-    batches: exportBatches(async () => {
-      const batch: unknown[][] = []
-      while (batch.length < exportBatch) {
-        if (rows === null) {
-          const next = left.shift()
-          if (next === undefined) break
-          rows = reader.prepare(next.sql).raw().iterate(named(next.params)) as IterableIterator<unknown[]>
-          opened.push(rows)
-        }
-        const step = rows.next()
-        if (step.done === true) rows = null
-        else batch.push(step.value)
-      }
-      return batch.length === 0 ? null : batch
-    }, () => {
-      for (const iterator of opened) iterator.return!()
-      reader.close()
+    chunks: exportChunks(async () => {
+      if (at >= rows.length) return null
+      at += exportBatch
+      return slice.write(rows.slice(at - exportBatch, at), write)
+    }, () => {})
+  }
+}
+
+/**
+ * Most ms a thread reads for one chunk: rows a filter leaves far apart come in small chunks, each well
+ * within the budget, rather than a batch that outlasts it.
+ */
+const threadSliceMs = 50
+
+/** What an export thread is started with. */
+export interface ExportThreadData {
+  path: string
+  /** Most ms a thread reads rows for one chunk before it hands over what it has. */
+  sliceMs: number
+}
+
+/** What the event loop asks an export thread, one at a time (a close may follow a read still running). */
+export type ExportCommand =
+  | { open: { statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean } }
+  | { next: true }
+  | { close: true }
+
+/**
+ * What it answers, in order: ready once, when its connection is open; for an open the feed's head in
+ * the snapshot (null unless asked for); for a next the next chunk, null once the rows are all read.
+ */
+export type ExportAnswer =
+  | { ready: true }
+  | { opened: string | null }
+  | { chunk: string | null }
+  | { closed: true }
+  | { failed: string }
+
+/** Starts an export thread (tests start ones that never answer, or fail). */
+export type StartExportThread = (data: ExportThreadData) => Worker
+
+const startExportThread: StartExportThread = data => new Worker(new URL('./export-worker.js', import.meta.url), { workerData: data })
+
+/** A thread that stopped, or failed what it was asked: it is not asked anything again. */
+class ExportThreadGone extends Error {
+  override name = 'ExportThreadGone'
+}
+
+/** One export thread, seen from the event loop: its answers come in the order it was asked. */
+class ExportThread {
+  readonly #worker: Worker
+  readonly #ready: Promise<void>
+  readonly #exited: Promise<void>
+  readonly #waiting: { resolve: (answer: ExportAnswer) => void, reject: (error: Error) => void }[] = []
+  /** Why it may not be asked again: it stopped, failed, or ran out of time (it is then stopped). */
+  #spoiled: Error | null = null
+
+  constructor (worker: Worker, onExit: () => void) {
+    this.#worker = worker
+    let ready = () => {}
+    this.#ready = new Promise<void>(resolve => { ready = resolve })
+    worker.on('message', (answer: ExportAnswer) => {
+      if ('ready' in answer) ready()
+      else this.#waiting.shift()?.resolve(answer)
     })
+    this.#exited = new Promise<void>(resolve => worker.once('exit', () => {
+      this.#spoil(new ExportThreadGone('an export thread stopped'))
+      for (const waiting of this.#waiting.splice(0)) waiting.reject(this.#spoiled!)
+      // Asked before it was ready: it never will be.
+      ready()
+      onExit()
+      resolve()
+    }))
+    // Its exit follows, and is handled above.
+    worker.on('error', () => {})
+  }
+
+  get spoiled (): boolean {
+    return this.#spoiled !== null
+  }
+
+  #spoil (why: Error): void {
+    this.#spoiled ??= why
+  }
+
+  /**
+   * The answer to `command`; with a budget, ListTimeoutError once it has not come within it (counted
+   * from when the thread is ready), and the thread is stopped: a statement still running is not waited for.
+   */
+  async ask (command: ExportCommand, budgetMs: number | null): Promise<ExportAnswer> {
+    await this.#ready
+    if (this.#spoiled !== null) throw this.#spoiled
+    const answer = new Promise<ExportAnswer>((resolve, reject) => this.#waiting.push({ resolve, reject }))
+    this.#worker.postMessage(command)
+    let timer: NodeJS.Timeout | undefined
+    const outcome = budgetMs === null
+      ? answer
+      : Promise.race([answer, new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new ListTimeoutError(budgetMs)), budgetMs)
+      })])
+    try {
+      const answered = await outcome
+      if ('failed' in answered) throw new ExportThreadGone(answered.failed)
+      return answered
+    } catch (error) {
+      this.#spoil(error as Error)
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Stops the thread, once whatever native call it is in returns (a SQLite statement cannot be interrupted). */
+  async stop (): Promise<void> {
+    this.#spoil(new ExportThreadGone('an export thread was stopped'))
+    await this.#worker.terminate()
+    await this.#exited
+  }
+}
+
+/**
+ * The export threads of a database file. Each reads one export at a time from a read-only connection
+ * of its own, in a read transaction held until the export ends (in WAL mode, a snapshot however long
+ * the client takes, while the service goes on writing), and hands it out as text already written in
+ * its format: neither the statements nor the encoding run on the event loop. A thread is started for
+ * an export when none is free, and kept for the next; how many run at once is bounded by the exports
+ * admitted (EXPORTS_MAX). Each read has the list's time budget (LIST_TIME_BUDGET_MS): beyond it the
+ * export fails with ListTimeoutError, and its thread is stopped, not waited for.
+ */
+export class ExportThreads {
+  readonly #data: ExportThreadData
+  readonly #budgetMs: number
+  readonly #start: StartExportThread
+  readonly #idle: ExportThread[] = []
+  readonly #all = new Set<ExportThread>()
+  #closed = false
+
+  constructor (path: string, { budgetMs, start = startExportThread }: { budgetMs: number, start?: StartExportThread }) {
+    this.#data = { path, sliceMs: threadSliceMs }
+    this.#budgetMs = budgetMs
+    this.#start = start
+  }
+
+  /** Threads running now, busy or free (for tests and metrics). */
+  get threads (): number {
+    return this.#all.size
+  }
+
+  async open (statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean): Promise<RecordExport> {
+    if (this.#closed) throw new ExportThreadGone('the service is closing')
+    const thread = this.#idle.pop() ?? this.#thread()
+    let opened: Extract<ExportAnswer, { opened: unknown }>
+    try {
+      opened = await thread.ask({ open: { statements, fields, format, head } }, this.#budgetMs) as typeof opened
+    } catch (error) {
+      // Answered at once; the thread stops once its statement returns.
+      thread.stop().catch(() => {})
+      throw error
+    }
+    return {
+      position: opened.opened,
+      fields,
+      chunks: exportChunks(async () => (await thread.ask({ next: true }, this.#budgetMs) as { chunk: string | null }).chunk, async () => this.#release(thread))
+    }
+  }
+
+  /** Ends the export on `thread`: a sound thread ends its transaction and is kept; any other is stopped. */
+  async #release (thread: ExportThread): Promise<void> {
+    if (!thread.spoiled) {
+      try {
+        await thread.ask({ close: true }, null)
+        this.#idle.push(thread)
+        return
+      } catch {}
+    }
+    await thread.stop()
+  }
+
+  #thread (): ExportThread {
+    const thread: ExportThread = new ExportThread(this.#start(this.#data), () => {
+      this.#all.delete(thread)
+      const at = this.#idle.indexOf(thread)
+      if (at !== -1) this.#idle.splice(at, 1)
+    })
+    this.#all.add(thread)
+    return thread
+  }
+
+  /** Stops every thread: exports still running fail, and their snapshots are released. */
+  async close (): Promise<void> {
+    this.#closed = true
+    await Promise.all([...this.#all].map(async thread => thread.stop()))
   }
 }

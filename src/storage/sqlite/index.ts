@@ -12,6 +12,7 @@ import { ExternalWrites } from './external-writes.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
 import { ReadPool, type StartReader } from './read-pool.js'
+import { ExportThreads, type StartExportThread } from './export.js'
 import { SqliteTable } from './table.js'
 import { sqliteWebhooks } from './webhooks.js'
 import { sqliteImports } from './imports.js'
@@ -29,10 +30,12 @@ export interface RepositoryOptions extends DatabaseOptions {
   listBudgetMs?: number
   /** How a reader thread starts (tests start ones that fail). */
   startReader?: StartReader
+  /** How an export thread starts (tests start ones that never answer). */
+  startExportThread?: StartExportThread
 }
 
 export function openSqliteRepositories (path: string, {
-  cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs, startReader, ...options
+  cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs, startReader, startExportThread, ...options
 }: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
@@ -42,7 +45,9 @@ export function openSqliteRepositories (path: string, {
   const external = new ExternalWrites(db)
   // A database in memory is this connection's alone: no other thread could read it.
   const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, ...(startReader !== undefined && { start: startReader }) })
-  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers }
+  // Exports of a file are read on threads of their own, within the lists' budget.
+  const exports = path === ':memory:' ? null : new ExportThreads(path, { budgetMs: listBudgetMs, ...(startExportThread !== undefined && { start: startExportThread }) })
+  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers, exports }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
   // Migration 1 inserts the secret, so the row always exists.
@@ -68,6 +73,7 @@ export function openSqliteRepositories (path: string, {
     usage: () => ({ connections: Number(db.open), maxConnections: 1, queriesInFlight: 0 }),
     close: async () => {
       await readers?.close()
+      await exports?.close()
       apiKeys.close()
       writes.flush()
       db.close()

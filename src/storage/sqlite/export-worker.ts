@@ -1,0 +1,98 @@
+// An export thread: reads one export at a time in a snapshot of its own read-only connection, and hands it out as CSV or NDJSON text, off the event loop.
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
+import { parentPort, workerData } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import { exportBatch, rowWriter } from '../export.js'
+import { SqliteEventFeed } from './events.js'
+import type { ExportAnswer, ExportCommand, ExportStatements, ExportThreadData } from './export.js'
+
+// Below the event loop, as the list readers are: where a thread shares a core with it, requests come first.
+const exportNice = 10
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), exportNice)
+} catch {}
+
+const { path, sliceMs } = workerData as ExportThreadData
+const db = new Database(path, { readonly: true, fileMustExist: true })
+db.pragma('busy_timeout = 5000')
+const feed = new SqliteEventFeed(db)
+/** A connection that may write, for checkpoints only (a read-only one cannot checkpoint); opened when first needed. */
+let checkpointer: Database.Database | null = null
+
+interface Session {
+  left: ExportStatements
+  rows: IterableIterator<unknown[]> | null
+  /** Every statement's rows, so that an export left early resets whichever is open (an ended one ignores it). */
+  opened: IterableIterator<unknown[]>[]
+  write: (row: readonly unknown[]) => string
+}
+let session: Session | null = null
+
+const named = (params: ExportStatements[number]['params']) => Object.fromEntries(params.map((value, i) => [i + 1, value]))
+
+/**
+ * The next rows, written: up to a batch, or what `sliceMs` of reading found, so that rows a filter
+ * leaves far apart still come in time; null once every statement's rows are read.
+ */
+function chunk (current: Session): string | null {
+  const started = performance.now()
+  let text = ''
+  let count = 0
+  while (count < exportBatch) {
+    if (current.rows === null) {
+      const next = current.left.shift()
+      if (next === undefined) break
+      current.rows = db.prepare(next.sql).raw().iterate(named(next.params)) as IterableIterator<unknown[]>
+      current.opened.push(current.rows)
+    }
+    const step = current.rows.next()
+    if (step.done === true) {
+      current.rows = null
+      continue
+    }
+    text += current.write(step.value)
+    count++
+    if (performance.now() - started >= sliceMs) break
+  }
+  return count === 0 ? null : text
+}
+
+/**
+ * Ends the snapshot, then checkpoints: while it was held, no checkpoint could pass it, so the WAL has
+ * grown with every write made since. A passive checkpoint here (off the event loop, waiting for no one)
+ * copies those pages into the database; the next write then starts the WAL over, truncated to
+ * journal_size_limit.
+ */
+function close (): void {
+  for (const rows of session!.opened) rows.return!()
+  session = null
+  db.exec('ROLLBACK')
+  checkpointer ??= new Database(path, { fileMustExist: true })
+  checkpointer.pragma('wal_checkpoint(PASSIVE)')
+}
+
+function answer (command: ExportCommand): ExportAnswer {
+  if ('open' in command) {
+    const { statements, fields, format, head } = command.open
+    // Held until the export ends: the head and every statement's rows are read in one snapshot.
+    db.exec('BEGIN')
+    session = { left: [...statements], rows: null, opened: [], write: rowWriter(format, fields) }
+    return { opened: head ? feed.headIn(db) : null }
+  }
+  if ('next' in command) return { chunk: chunk(session!) }
+  close()
+  return { closed: true }
+}
+
+parentPort!.on('message', (command: ExportCommand) => {
+  let reply: ExportAnswer
+  try {
+    reply = answer(command)
+  } catch (error) {
+    // The thread is stopped after a failure: its connection, and any snapshot, go with it.
+    reply = { failed: String(error) }
+  }
+  parentPort!.postMessage(reply)
+})
+parentPort!.postMessage({ ready: true } satisfies ExportAnswer)
