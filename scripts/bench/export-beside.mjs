@@ -4,7 +4,8 @@
 // Seeds a SQLite file (the service's own migrations), starts dist/server.js on it, then measures a keyed
 // `GET /books?limit=1`, one request after another, alone and while anonymous clients each send
 // `GET /books?updated_since=2099-01-01T00:00:00Z&sort=title` with `Accept: text/csv` back to back (an
-// export that selects nothing, after walking the title index).
+// export that selects nothing, after walking the title index), each refusal followed by the wait its
+// Retry-After asks for.
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -50,12 +51,14 @@ async function victim (url, until) {
   return latencies
 }
 
-/** Anonymous M2 exports one after another until `until`; counts each status. */
+/** Anonymous M2 exports one after another until `until`, each refusal followed by its Retry-After; counts each status. */
 async function attacker (url, until, statuses) {
   while (performance.now() < until) {
     const res = await fetch(`${url}/books?updated_since=2099-01-01T00:00:00Z&sort=title`, { headers: { accept: 'text/csv' } })
     await res.arrayBuffer()
     statuses[res.status] = (statuses[res.status] ?? 0) + 1
+    const retryAfter = Number(res.headers.get('retry-after') ?? 0)
+    if (retryAfter > 0) await new Promise(resolve => setTimeout(resolve, Math.min(retryAfter * 1000, until - performance.now())))
   }
 }
 
