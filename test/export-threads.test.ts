@@ -24,6 +24,7 @@ const neverReads = stubThread("if ('open' in command) parentPort.postMessage({ o
 const neverOpens = stubThread('')
 const failsReading = stubThread("parentPort.postMessage('open' in command ? { opened: null } : { failed: 'SqliteError: disk I/O error' })")
 const exitsReading = stubThread("if ('open' in command) parentPort.postMessage({ opened: null }); else process.exit(1)")
+const failsClosing = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { failed: 'SqliteError: disk I/O error' })")
 
 /** Threads started by `start`, counted as they start and exit (the first `stubs` of them stubs). */
 function counted (stubs: StartExportThread[]) {
@@ -86,8 +87,8 @@ t.test('a read not answered within the budget fails at once with ListTimeoutErro
   t.equal(threads.started, 2)
 })
 
-t.test('a thread that fails or stops while reading fails its export; it is not asked again', async t => {
-  const { threads, start } = counted([failsReading, exitsReading])
+t.test('a thread that fails or stops while reading fails its export, one that fails to close is stopped; none is asked again', async t => {
+  const { threads, start } = counted([failsReading, exitsReading, failsClosing])
   const { books } = await seeded(t, ['Dune', 'Emma'], { startExportThread: start })
   const failing = await books.export(creationOrder, { format: 'csv' })
   await t.rejects(failing.chunks.next(), { name: 'ExportThreadGone', message: 'SqliteError: disk I/O error' })
@@ -95,9 +96,10 @@ t.test('a thread that fails or stops while reading fails its export; it is not a
   const stopping = await books.export(creationOrder, { format: 'csv' })
   await t.rejects(stopping.chunks.next(), { message: 'an export thread stopped' })
   await stopping.chunks.return!()
-  t.equal(threads.exited, 2)
+  t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'read to its end, it fails to close')
+  t.equal(threads.exited, 3, 'each stopped')
   t.equal((await text(await books.export(creationOrder, { format: 'csv' }))).split('\r\n').length, 3, 'the next export, on a new thread, reads its rows')
-  t.equal(threads.started, 3)
+  t.equal(threads.started, 4)
 })
 
 t.test('closing the storage stops the threads: a running export fails, and its snapshot no longer holds the WAL', async t => {

@@ -191,6 +191,8 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   await cut.body!.getReader().read()
   abort.abort()
   await eventually(async () => second.held.closed, closed => closed === 1, 'the snapshot closed once its client went away')
+  // The read it was waiting on ends after the body is gone: nothing more is sent.
+  second.held.release()
 
   // The third fails to open: a 500, and its slot is back.
   const failed = await eventually(() => api.request({ url: '/books', headers: ndjson }), res => res.statusCode !== 503, 'the slot given back')
@@ -333,6 +335,20 @@ t.test('closing the service cuts the exports running, and releases their snapsho
   await within(api.app.close(), 20_000, 'the close')
   await t.rejects(reader.read(), 'the client sees an unfinished body')
   t.equal(held.closed, 1)
+})
+
+t.test('exports are counted per holder: each one ended gives its room back, once', async t => {
+  const exports = new Exports({ max: 3, perKey: 2, anonymous: 1, stallMs: 1000, maxDurationMs: 1000 })
+  const [a, b] = [exports.admit({ key: 'k' }), exports.admit({ key: 'k' })]
+  t.throws(() => exports.admit({ key: 'k' }), { statusCode: 429, message: /^This API key runs 2 exports/ })
+  a.release()
+  a.release()
+  t.equal(exports.size, 1)
+  const c = exports.admit({ key: 'k' })
+  t.throws(() => exports.admit({ key: 'k' }), { statusCode: 429, message: /^This API key runs 2 exports/ }, 'at its limit again')
+  b.release()
+  c.release()
+  t.equal(exports.size, 0)
 })
 
 t.test('an export admitted as the service begins to close is cut once its body exists', async t => {

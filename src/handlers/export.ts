@@ -211,7 +211,6 @@ function released (exported: RecordExport, admission: Admission): void {
  */
 function exportBody (exported: RecordExport, header: string, first: IteratorResult<string>, { stallMs, maxDurationMs }: ExportLimits, admission: Admission): Readable {
   const { chunks } = exported
-  let reading = false
   let stall: NodeJS.Timeout | undefined
   // A push beyond the high-water mark: the client has not taken what was sent, and has until the stall deadline to.
   const offer = (text: string) => {
@@ -221,12 +220,11 @@ function exportBody (exported: RecordExport, header: string, first: IteratorResu
   }
   const body: Readable = new Readable({
     highWaterMark: 1 << 16,
+    // Not called again before this read's push (Readable's own rule).
     read () {
       clearTimeout(stall)
-      if (reading) return
-      reading = true
       chunks.next().then(step => {
-        reading = false
+        // The client went away while the chunk was read.
         if (body.destroyed) return
         if (step.done === true) body.push(null)
         else offer(step.value)

@@ -123,16 +123,17 @@ class ExportThread {
       : Promise.race([answer, new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => reject(new ListTimeoutError(budgetMs)), budgetMs)
       })])
-    try {
-      const answered = await outcome
-      if ('failed' in answered) throw new ExportThreadGone(answered.failed)
-      return answered
-    } catch (error) {
-      this.#spoil(error as Error)
-      throw error
-    } finally {
+    const answered = await outcome.then(given => {
       clearTimeout(timer)
-    }
+      return given
+    }, (error: Error) => {
+      this.#spoil(error)
+      throw error
+    })
+    if (!('failed' in answered)) return answered
+    const failure = new ExportThreadGone(answered.failed)
+    this.#spoil(failure)
+    throw failure
   }
 
   /** Stops the thread, once whatever native call it is in returns (a SQLite statement cannot be interrupted). */
@@ -164,11 +165,6 @@ export class ExportThreads {
     this.#data = { path, sliceMs: threadSliceMs }
     this.#budgetMs = budgetMs
     this.#start = start
-  }
-
-  /** Threads running now, busy or free (for tests and metrics). */
-  get threads (): number {
-    return this.#all.size
   }
 
   async open (statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean): Promise<RecordExport> {
