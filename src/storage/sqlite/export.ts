@@ -127,6 +127,7 @@ class ExportThread {
       clearTimeout(timer)
       return given
     }, (error: Error) => {
+      clearTimeout(timer)
       this.#spoil(error)
       throw error
     })
