@@ -1445,7 +1445,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The list page, or an export's first rows, could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`); or, for an export, the server already runs as many exports as it may (`EXPORTS_MAX`, or `EXPORTS_ANONYMOUS` for callers without an API key). Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
+        /** @description The list page, or an export's first rows, could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`); or, for an export, the server already runs as many exports as it may (`EXPORTS_MAX`, or `EXPORTS_ANONYMOUS` for callers without an API key), or, on SQLite, the exports running hold a write-ahead log grown past its limit. Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
         ListBusy: {
             headers: {
                 /** @description Seconds to wait before retrying. */

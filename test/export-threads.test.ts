@@ -115,6 +115,21 @@ t.test('closing the storage stops the threads: a running export fails, and its s
   await t.rejects(repositories.books.export(creationOrder, { format: 'csv' }), { message: 'the service is closing' })
 })
 
+t.test('while the exports running hold a WAL grown past its limit, no other starts (they could keep it from ever being checkpointed); once they end, exports start again', async t => {
+  const path = tempDatabase(t)
+  const { books } = await seeded(t, ['Dune'], { walLimit: 1 << 20 }, path)
+  const held = await books.export(creationOrder, { format: 'csv', feedPosition: true })
+  const beside = await books.export(creationOrder, { format: 'csv' })
+  await beside.chunks.return!()
+  t.pass('another export starts beside it while the WAL is small')
+  for (let batch = 0; walSize(path) <= 1 << 20; batch++) {
+    await books.createMany(Array.from({ length: 100 }, (_, i) => ({ values: { title: `Book ${batch}.${i}`, author: 'A', isbn: null, published_year: null }, given: { id: uuidv7() } })))
+  }
+  await t.rejects(books.export(creationOrder, { format: 'csv' }), { name: 'SnapshotsHeldError' })
+  await held.chunks.return!()
+  t.match(await text(await books.export(creationOrder, { format: 'csv' })), /^[0-9a-f-]{36},Dune,/, 'the export that held it ended, exports start again')
+})
+
 t.test('GET /books as CSV whose first rows are not read within LIST_TIME_BUDGET_MS: a 503 list-busy at the budget, with Retry-After and no file', async t => {
   const repositories = await seeded(t, ['Dune'], { startExportThread: neverReads, listBudgetMs: 50 })
   const api = await build(t, {}, { repositories })

@@ -4,7 +4,7 @@ import { parse as parseCsv } from 'csv-parse/sync'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { unescapeFormula } from '../src/formats/csv.js'
-import { exportChunks, LoopSlice } from '../src/storage/export.js'
+import { exportChunks, LoopSlice, SnapshotsHeldError } from '../src/storage/export.js'
 import { Exports } from '../src/handlers/export.js'
 import type { RecordExport, Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/access/api-keys.js'
@@ -283,7 +283,7 @@ t.test('exports per caller: a key at EXPORTS_PER_KEY, or an address without a ke
   t.equal(quick.count, 3, 'each export admitted closed its snapshot')
 })
 
-t.test('an export whose first rows are not read within the budget is a 503 list-busy before any byte; a later read beyond it ends the body unfinished', async t => {
+t.test('an export whose first rows are not read within the budget, or that would hold a WAL grown too long, is a 503 list-busy before any byte; a later read beyond the budget ends the body unfinished', async t => {
   const closes = { count: 0 }
   let reads = 0
   const budgetOver = () => ({
@@ -294,7 +294,7 @@ t.test('an export whose first rows are not read within the budget is a 503 list-
       throw new ListTimeoutError(50)
     }, () => { closes.count++ })
   })
-  const { api, url } = await withExports(t, [async () => budgetOver(), async () => budgetOver(), async () => { throw new ListTimeoutError(50) }])
+  const { api, url } = await withExports(t, [async () => budgetOver(), async () => budgetOver(), async () => { throw new ListTimeoutError(50) }, async () => { throw new SnapshotsHeldError('held') }])
   refused(t, await api.request({ url: '/books', headers: csv, key: null }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
   t.equal(closes.count, 1, 'its snapshot released')
   const later = await fetch(`${url}/books`, { headers: ndjson })
@@ -304,6 +304,7 @@ t.test('an export whose first rows are not read within the budget is a 503 list-
   await t.rejects(within(reader.read(), 10_000, 'the body cut'), { name: 'TypeError' }, 'the client sees the export fail')
   t.equal(closes.count, 2)
   refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
+  refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^Exports wait for the ones running to end: they hold the database's write-ahead log/)
 })
 
 t.test('EXPORT_STALL_MS: a client that leaves what was sent unread is cut off, and the snapshot released', async t => {

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { csvRow } from '../formats/csv.js'
 import { ApiError, QueryError } from '../http/errors.js'
+import { SnapshotsHeldError } from '../storage/export.js'
 import { ListTimeoutError } from '../storage/list-sql.js'
 import type { ExportFormat, ListQuery, RecordExport, RecordStore } from '../storage/types.js'
 
@@ -150,8 +151,12 @@ export interface ExportRequest {
 // Parameters of a page that an export, which reads everything from the start, has no use for.
 const pageParameters = ['limit', 'cursor']
 
-/** The problem a failure to read an export's first rows is answered with. */
+/** The problem a failure to open an export, or to read its first rows, is answered with. */
 function refusal (error: unknown, reply: FastifyReply): unknown {
+  if (error instanceof SnapshotsHeldError) {
+    reply.header('retry-after', retryAfterSeconds)
+    return new ExportsBusyError('Exports wait for the ones running to end: they hold the database\'s write-ahead log, which has grown past its limit; retry after Retry-After seconds')
+  }
   if (!(error instanceof ListTimeoutError)) return error
   reply.header('retry-after', retryAfterSeconds)
   return new ExportsBusyError(`The export's first rows were not read within ${error.budgetMs} ms while the service is busy with other lists; retry after Retry-After seconds, or narrow the query`)

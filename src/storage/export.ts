@@ -13,6 +13,15 @@ export const exportBatch = 500
 /** Milliseconds of an export's work on the event loop (encoding rows) before other callbacks get a turn. */
 export const loopSliceMs = 4
 
+/**
+ * No export may start now: the exports running hold the WAL, which has grown past its limit. Each new
+ * snapshot would hold it longer, and exports that overlap one another could keep it from ever being
+ * checkpointed; once those running end, it is, and exports start again.
+ */
+export class SnapshotsHeldError extends Error {
+  override name = 'SnapshotsHeldError'
+}
+
 /** How one row (values in the order of `fields`) is written in `format`. */
 export function rowWriter (format: ExportFormat, fields: readonly string[]): (row: readonly unknown[]) => string {
   return format === 'csv' ? csvRow : ndjsonWriter(fields)

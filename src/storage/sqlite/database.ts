@@ -17,6 +17,8 @@ export interface DatabaseOptions {
   create?: boolean
   /** Told how a long migration is getting on. */
   onMigrationProgress?: MigrationProgress
+  /** Bytes of WAL kept once it starts over (walSizeLimit unless given; tests make it small). */
+  walLimit?: number
 }
 
 /**
@@ -47,7 +49,7 @@ export function openExistingDatabase (path: string): Database.Database {
   return db
 }
 
-export function openDatabase (path: string, { synchronous = 'normal', create = true, onMigrationProgress }: DatabaseOptions = {}): Database.Database {
+export function openDatabase (path: string, { synchronous = 'normal', create = true, onMigrationProgress, walLimit = walSizeLimit }: DatabaseOptions = {}): Database.Database {
   if (create && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = create ? new Database(path) : openExistingDatabase(path)
   // WAL lets readers (and `npm run backup`) run beside the writer. A commit is in the WAL file before
@@ -57,11 +59,11 @@ export function openDatabase (path: string, { synchronous = 'normal', create = t
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
-  db.pragma(`journal_size_limit = ${walSizeLimit}`)
+  db.pragma(`journal_size_limit = ${walLimit}`)
   // A WAL left beyond the limit (the service stopped while a snapshot held it) is copied into the
   // database and emptied now, before any request, rather than by the first write's checkpoint on the
   // event loop. Only by the service: a CLI run beside it would wait on its readers.
-  if (create && walSize(path) > walSizeLimit) db.pragma('wal_checkpoint(TRUNCATE)')
+  if (create && walSize(path) > walLimit) db.pragma('wal_checkpoint(TRUNCATE)')
   migrate(db, undefined, onMigrationProgress)
   return db
 }

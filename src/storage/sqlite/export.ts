@@ -1,9 +1,10 @@
 // SQLite exports: a file's read on export threads, each export in a snapshot of its own; a database in memory read here.
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { exportBatch, exportChunks, LoopSlice, rowWriter } from '../export.js'
+import { exportBatch, exportChunks, LoopSlice, rowWriter, SnapshotsHeldError } from '../export.js'
 import { ListTimeoutError, type SqlValue } from '../list-sql.js'
 import type { ExportFormat, RecordExport } from '../types.js'
+import { walSize } from './database.js'
 
 export type ExportStatements = { sql: string, params: SqlValue[] }[]
 
@@ -157,24 +158,32 @@ class ExportThread {
 export class ExportThreads {
   readonly #data: ExportThreadData
   readonly #budgetMs: number
+  readonly #walLimit: number
   readonly #start: StartExportThread
   readonly #idle: ExportThread[] = []
   readonly #all = new Set<ExportThread>()
+  /** Exports open, whose snapshots may hold the WAL. */
+  #open = 0
   #closed = false
 
-  constructor (path: string, { budgetMs, start = startExportThread }: { budgetMs: number, start?: StartExportThread }) {
+  /** `walLimit`: the WAL's journal_size_limit, past which no export starts while others run. */
+  constructor (path: string, { budgetMs, walLimit, start = startExportThread }: { budgetMs: number, walLimit: number, start?: StartExportThread }) {
     this.#data = { path, sliceMs: threadSliceMs }
     this.#budgetMs = budgetMs
+    this.#walLimit = walLimit
     this.#start = start
   }
 
   async open (statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean): Promise<RecordExport> {
     if (this.#closed) throw new ExportThreadGone('the service is closing')
+    if (this.#open > 0 && walSize(this.#data.path) > this.#walLimit) throw new SnapshotsHeldError(`the WAL is past ${this.#walLimit} bytes while ${this.#open} exports hold it`)
     const thread = this.#idle.pop() ?? this.#thread()
+    this.#open++
     let opened: Extract<ExportAnswer, { opened: unknown }>
     try {
       opened = await thread.ask({ open: { statements, fields, format, head } }, this.#budgetMs) as typeof opened
     } catch (error) {
+      this.#open--
       // Answered at once; the thread stops once its statement returns.
       thread.stop().catch(() => {})
       throw error
@@ -188,6 +197,7 @@ export class ExportThreads {
 
   /** Ends the export on `thread`: a sound thread ends its transaction and is kept; any other is stopped. */
   async #release (thread: ExportThread): Promise<void> {
+    this.#open--
     if (!thread.spoiled) {
       try {
         await thread.ask({ close: true }, null)

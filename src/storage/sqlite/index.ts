@@ -5,7 +5,7 @@ import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { bookTable, studentTable } from '../tables.js'
 import { sqliteApiKeys } from './api-keys.js'
-import { type DatabaseOptions, openDatabase } from './database.js'
+import { type DatabaseOptions, openDatabase, walSizeLimit } from './database.js'
 import { latestVersion, SchemaVersionError } from '../schema.js'
 import { SqliteEventFeed } from './events.js'
 import { ExternalWrites } from './external-writes.js'
@@ -46,7 +46,7 @@ export function openSqliteRepositories (path: string, {
   // A database in memory is this connection's alone: no other thread could read it.
   const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, ...(startReader !== undefined && { start: startReader }) })
   // Exports of a file are read on threads of their own, within the lists' budget.
-  const exports = path === ':memory:' ? null : new ExportThreads(path, { budgetMs: listBudgetMs, ...(startExportThread !== undefined && { start: startExportThread }) })
+  const exports = path === ':memory:' ? null : new ExportThreads(path, { budgetMs: listBudgetMs, walLimit: options.walLimit ?? walSizeLimit, ...(startExportThread !== undefined && { start: startExportThread }) })
   const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers, exports }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
