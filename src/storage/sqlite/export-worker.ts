@@ -13,14 +13,12 @@ try {
   setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), exportNice)
 } catch {}
 
-const { path, sliceMs } = workerData as ExportThreadData
-const db = new Database(path, { readonly: true, fileMustExist: true })
-db.pragma('busy_timeout = 5000')
-const feed = new SqliteEventFeed(db)
-/** A connection that may write, for checkpoints only (a read-only one cannot checkpoint); opened when first needed. */
-let checkpointer: Database.Database | null = null
+const { sliceMs } = workerData as ExportThreadData
 
 interface Session {
+  path: string
+  /** Opened for the export, closed with it: a thread waiting for the next export holds no file. */
+  db: Database.Database
   left: ExportStatements
   rows: IterableIterator<unknown[]> | null
   /** Every statement's rows, so that an export left early resets whichever is open (an ended one ignores it). */
@@ -43,7 +41,7 @@ function chunk (current: Session): string | null {
     if (current.rows === null) {
       const next = current.left.shift()
       if (next === undefined) break
-      current.rows = db.prepare(next.sql).raw().iterate(named(next.params)) as IterableIterator<unknown[]>
+      current.rows = current.db.prepare(next.sql).raw().iterate(named(next.params)) as IterableIterator<unknown[]>
       current.opened.push(current.rows)
     }
     const step = current.rows.next()
@@ -60,28 +58,34 @@ function chunk (current: Session): string | null {
 
 /**
  * Ends the snapshot, then checkpoints: while it was held, no checkpoint could pass it, so the WAL has
- * grown with every write made since. A passive checkpoint here (off the event loop, waiting for no one)
- * copies those pages into the database; the next write then starts the WAL over, truncated to
- * journal_size_limit.
+ * grown with every write made since. A passive checkpoint here (off the event loop, waiting for no one,
+ * on a connection that may write: a read-only one cannot) copies those pages into the database; the
+ * next write then starts the WAL over, truncated to journal_size_limit.
  */
-function close (): void {
-  for (const rows of session!.opened) rows.return!()
+function close (current: Session): void {
   session = null
-  db.exec('ROLLBACK')
-  checkpointer ??= new Database(path, { fileMustExist: true })
-  checkpointer.pragma('wal_checkpoint(PASSIVE)')
+  for (const rows of current.opened) rows.return!()
+  current.db.close()
+  const checkpointer = new Database(current.path, { fileMustExist: true })
+  try {
+    checkpointer.pragma('wal_checkpoint(PASSIVE)')
+  } finally {
+    checkpointer.close()
+  }
 }
 
 function answer (command: ExportCommand): ExportAnswer {
   if ('open' in command) {
-    const { statements, fields, format, head } = command.open
+    const { path, statements, fields, format, head } = command.open
+    const db = new Database(path, { readonly: true, fileMustExist: true })
+    db.pragma('busy_timeout = 5000')
+    session = { path, db, left: [...statements], rows: null, opened: [], write: rowWriter(format, fields) }
     // Held until the export ends: the head and every statement's rows are read in one snapshot.
     db.exec('BEGIN')
-    session = { left: [...statements], rows: null, opened: [], write: rowWriter(format, fields) }
-    return { opened: head ? feed.headIn(db) : null }
+    return { opened: head ? new SqliteEventFeed(db).headIn(db) : null }
   }
   if ('next' in command) return { chunk: chunk(session!) }
-  close()
+  close(session!)
   return { closed: true }
 }
 

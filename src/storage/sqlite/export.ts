@@ -40,20 +40,19 @@ const threadSliceMs = 50
 
 /** What an export thread is started with. */
 export interface ExportThreadData {
-  path: string
-  /** Most ms a thread reads rows for one chunk before it hands over what it has. */
+  /** Most ms a thread reads for one chunk before it hands over what it has. */
   sliceMs: number
 }
 
 /** What the event loop asks an export thread, one at a time (a close may follow a read still running). */
 export type ExportCommand =
-  | { open: { statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean } }
+  | { open: { path: string, statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean } }
   | { next: true }
   | { close: true }
 
 /**
- * What it answers, in order: ready once, when its connection is open; for an open the feed's head in
- * the snapshot (null unless asked for); for a next the next chunk, null once the rows are all read.
+ * What it answers, in order: ready once, when it has started; for an open the feed's head in the
+ * snapshot (null unless asked for); for a next the next chunk, null once the rows are all read.
  */
 export type ExportAnswer =
   | { ready: true }
@@ -105,6 +104,12 @@ class ExportThread {
     return this.#spoiled !== null
   }
 
+  /** Whether the thread keeps the process running: while it reads an export, not while it waits for one. */
+  keepsRunning (busy: boolean): void {
+    if (busy) this.#worker.ref()
+    else this.#worker.unref()
+  }
+
   #spoil (why: Error): void {
     this.#spoiled ??= why
   }
@@ -147,43 +152,53 @@ class ExportThread {
 }
 
 /**
- * The export threads of a database file. Each reads one export at a time from a read-only connection
- * of its own, in a read transaction held until the export ends (in WAL mode, a snapshot however long
- * the client takes, while the service goes on writing), and hands it out as text already written in
- * its format: neither the statements nor the encoding run on the event loop. A thread is started for
- * an export when none is free, and kept for the next; how many run at once is bounded by the exports
- * admitted (EXPORTS_MAX). Each read has the list's time budget (LIST_TIME_BUDGET_MS): beyond it the
- * export fails with ListTimeoutError, and its thread is stopped, not waited for.
+ * Export threads free for the next export of any database of this process (each opens the file of the
+ * export it reads, and nothing between two): a process opens one database, but tests open hundreds, and
+ * a thread costs a start. A free thread does not keep the process running.
+ */
+const freeThreads: ExportThread[] = []
+
+/**
+ * The exports of a database file, read on export threads. Each thread reads one export at a time from
+ * a read-only connection it opens for it, in a read transaction held until the export ends (in WAL
+ * mode, a snapshot however long the client takes, while the service goes on writing), and hands it
+ * out as text already written in its format: neither the statements nor the encoding run on the event
+ * loop. A thread is started for an export when none is free, and kept for the next; how many run at
+ * once is bounded by the exports admitted (EXPORTS_MAX). Each read has the list's time budget
+ * (LIST_TIME_BUDGET_MS): beyond it the export fails with ListTimeoutError, and its thread is stopped,
+ * not waited for.
  */
 export class ExportThreads {
-  readonly #data: ExportThreadData
+  readonly #path: string
   readonly #budgetMs: number
   readonly #walLimit: number
   readonly #start: StartExportThread
-  readonly #idle: ExportThread[] = []
-  readonly #all = new Set<ExportThread>()
-  /** Exports open, whose snapshots may hold the WAL. */
-  #open = 0
+  /** Where this database's threads wait between exports: the process's, or (threads a test starts) its own. */
+  readonly #free: ExportThread[]
+  /** Threads reading this database's exports now. */
+  readonly #busy = new Set<ExportThread>()
   #closed = false
 
   /** `walLimit`: the WAL's journal_size_limit, past which no export starts while others run. */
-  constructor (path: string, { budgetMs, walLimit, start = startExportThread }: { budgetMs: number, walLimit: number, start?: StartExportThread }) {
-    this.#data = { path, sliceMs: threadSliceMs }
+  constructor (path: string, { budgetMs, walLimit, start }: { budgetMs: number, walLimit: number, start?: StartExportThread }) {
+    this.#path = path
     this.#budgetMs = budgetMs
     this.#walLimit = walLimit
-    this.#start = start
+    this.#start = start ?? startExportThread
+    this.#free = start === undefined ? freeThreads : []
   }
 
   async open (statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean): Promise<RecordExport> {
     if (this.#closed) throw new ExportThreadGone('the service is closing')
-    if (this.#open > 0 && walSize(this.#data.path) > this.#walLimit) throw new SnapshotsHeldError(`the WAL is past ${this.#walLimit} bytes while ${this.#open} exports hold it`)
-    const thread = this.#idle.pop() ?? this.#thread()
-    this.#open++
+    if (this.#busy.size > 0 && walSize(this.#path) > this.#walLimit) throw new SnapshotsHeldError(`the WAL is past ${this.#walLimit} bytes while ${this.#busy.size} exports hold it`)
+    const thread = this.#free.pop() ?? this.#thread()
+    this.#busy.add(thread)
+    thread.keepsRunning(true)
     let opened: Extract<ExportAnswer, { opened: unknown }>
     try {
-      opened = await thread.ask({ open: { statements, fields, format, head } }, this.#budgetMs) as typeof opened
+      opened = await thread.ask({ open: { path: this.#path, statements, fields, format, head } }, this.#budgetMs) as typeof opened
     } catch (error) {
-      this.#open--
+      this.#busy.delete(thread)
       // Answered at once; the thread stops once its statement returns.
       thread.stop().catch(() => {})
       throw error
@@ -195,32 +210,33 @@ export class ExportThreads {
     }
   }
 
-  /** Ends the export on `thread`: a sound thread ends its transaction and is kept; any other is stopped. */
+  /** Ends the export on `thread`: a sound thread ends its transaction and is free again; any other is stopped. */
   async #release (thread: ExportThread): Promise<void> {
-    this.#open--
     if (!thread.spoiled) {
       try {
         await thread.ask({ close: true }, null)
-        this.#idle.push(thread)
+        this.#busy.delete(thread)
+        thread.keepsRunning(false)
+        this.#free.push(thread)
         return
       } catch {}
     }
+    this.#busy.delete(thread)
     await thread.stop()
   }
 
   #thread (): ExportThread {
-    const thread: ExportThread = new ExportThread(this.#start(this.#data), () => {
-      this.#all.delete(thread)
-      const at = this.#idle.indexOf(thread)
-      if (at !== -1) this.#idle.splice(at, 1)
+    const thread: ExportThread = new ExportThread(this.#start({ sliceMs: threadSliceMs }), () => {
+      const at = this.#free.indexOf(thread)
+      if (at !== -1) this.#free.splice(at, 1)
     })
-    this.#all.add(thread)
     return thread
   }
 
-  /** Stops every thread: exports still running fail, and their snapshots are released. */
+  /** Stops the threads reading this database's exports (they fail, and their snapshots are released), and its own free ones. */
   async close (): Promise<void> {
     this.#closed = true
-    await Promise.all([...this.#all].map(async thread => thread.stop()))
+    const threads = [...this.#busy, ...this.#free === freeThreads ? [] : this.#free.splice(0)]
+    await Promise.all(threads.map(async thread => thread.stop()))
   }
 }
