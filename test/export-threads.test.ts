@@ -11,7 +11,7 @@ import { openDatabase, walSize, walSizeLimit } from '../src/storage/sqlite/datab
 import type { StartExportThread } from '../src/storage/sqlite/export.js'
 import { openSqliteRepositories, type RepositoryOptions } from '../src/storage/sqlite/index.js'
 import type { RecordExport, Repositories } from '../src/storage/types.js'
-import { build, tempDatabase } from './helper.js'
+import { build, eventually, tempDatabase } from './helper.js'
 
 const realThread: StartExportThread = data => new Worker(new URL('../src/storage/sqlite/export-worker.js', import.meta.url), { workerData: data })
 
@@ -24,6 +24,7 @@ const neverReads = stubThread("if ('open' in command) parentPort.postMessage({ o
 const neverOpens = stubThread('')
 const failsReading = stubThread("parentPort.postMessage('open' in command ? { opened: null } : { failed: 'SqliteError: disk I/O error' })")
 const exitsReading = stubThread("if ('open' in command) parentPort.postMessage({ opened: null }); else process.exit(1)")
+const exitsWhenFree = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { closed: true }); if ('close' in command) setImmediate(() => process.exit(0))")
 const failsClosing = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { failed: 'SqliteError: disk I/O error' })")
 
 /** Threads started by `start`, counted as they start and exit (the first `stubs` of them stubs). */
@@ -87,8 +88,8 @@ t.test('a read not answered within the budget fails at once with ListTimeoutErro
   t.equal(threads.started, 2)
 })
 
-t.test('a thread that fails or stops while reading fails its export, one that fails to close is stopped; none is asked again', async t => {
-  const { threads, start } = counted([failsReading, exitsReading, failsClosing])
+t.test('a thread that fails or stops while reading fails its export, one that fails to close is stopped, one that stops while free is forgotten; none is asked again', async t => {
+  const { threads, start } = counted([failsReading, exitsReading, failsClosing, exitsWhenFree])
   const { books } = await seeded(t, ['Dune', 'Emma'], { startExportThread: start })
   const failing = await books.export(creationOrder, { format: 'csv' })
   await t.rejects(failing.chunks.next(), { name: 'ExportThreadGone', message: 'SqliteError: disk I/O error' })
@@ -98,8 +99,10 @@ t.test('a thread that fails or stops while reading fails its export, one that fa
   await stopping.chunks.return!()
   t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'read to its end, it fails to close')
   t.equal(threads.exited, 3, 'each stopped')
+  t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'read to its end and closed, the thread is free')
+  await eventually(async () => threads.exited, exited => exited === 4, 'the free thread stopped')
   t.equal((await text(await books.export(creationOrder, { format: 'csv' }))).split('\r\n').length, 3, 'the next export, on a new thread, reads its rows')
-  t.equal(threads.started, 4)
+  t.equal(threads.started, 5)
 })
 
 t.test('closing the storage stops the threads: a running export fails, and its snapshot no longer holds the WAL', async t => {
