@@ -1224,6 +1224,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The caller used up its request quota, or, for an export, already runs as many exports as it may (`EXPORTS_PER_KEY` for an API key, one per address without a key); retry after `Retry-After` seconds. */
+        ListTooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The caller used up its request quota, or has as many event streams open as it may; retry after `Retry-After` seconds. */
         StreamTooManyRequests: {
             headers: {
@@ -1433,7 +1445,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The list page could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`, for its turn and for its statement), or the caller already has `LIST_QUEUE_PER_CALLER` (16 by default) costly lists waiting. Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
+        /** @description The list page, or an export's first rows, could not be read in time, because the service is busy with other costly lists (on SQLite within `LIST_TIME_BUDGET_MS`, 1 s by default, waiting for a reader included; on PostgreSQL within `PG_STATEMENT_TIMEOUT_MS`, for its turn and for its statement), or the caller already has `LIST_QUEUE_PER_CALLER` (16 by default) costly lists waiting; or, for an export, the server already runs as many exports as it may (`EXPORTS_MAX`, or `EXPORTS_ANONYMOUS` for callers without an API key), or, on SQLite, the exports running hold a write-ahead log grown past its limit. Nothing was changed; retry after `Retry-After` seconds, or narrow the query (a filter, a rarer word) so that it costs less. */
         ListBusy: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -1766,8 +1778,15 @@ export interface operations {
              *     `Events-Cursor` (to a caller whose key may read books) is the change feed's position of the
              *     snapshot: follow `/events` from it to receive every change made after the export, none missed. The
              *     body is sent as it is read, in constant memory; an export that fails midway ends without
-             *     the last chunk of its chunked body, which clients report as an error. At most
-             *     `EXPORTS_MAX` exports run at once on a node: beyond, a 503 `list-busy`.
+             *     the last chunk of its chunked body, which clients report as an error. So does one cut
+             *     off: when its client leaves what was sent unread for `EXPORT_STALL_MS` (30 s by
+             *     default), when it has run `EXPORT_MAX_DURATION_MS` (10 minutes), when a read of its
+             *     rows takes longer than the list's budget, or when the server shuts down. At most
+             *     `EXPORTS_MAX` exports run at once on a node (beyond, a 503 `list-busy`), at most
+             *     `EXPORTS_PER_KEY` for one API key, and for callers without a key at most
+             *     `EXPORTS_ANONYMOUS` on the node and one per address (beyond their own limit, a 429
+             *     `too-many-exports`; beyond the anonymous callers' share, a 503 `list-busy`). An export
+             *     whose first rows cannot be read within the list's budget is a 503 `list-busy` too.
              */
             200: {
                 headers: {
@@ -1804,7 +1823,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["ListTooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ListBusy"];
@@ -2051,8 +2070,15 @@ export interface operations {
              *     `Events-Cursor` (to a caller with a key) is the change feed's position of the snapshot:
              *     follow `/events` from it to receive every change made after the export, none missed. The
              *     body is sent as it is read, in constant memory; an export that fails midway ends without
-             *     the last chunk of its chunked body, which clients report as an error. At most
-             *     `EXPORTS_MAX` exports run at once on a node: beyond, a 503 `list-busy`.
+             *     the last chunk of its chunked body, which clients report as an error. So does one cut
+             *     off: when its client leaves what was sent unread for `EXPORT_STALL_MS` (30 s by
+             *     default), when it has run `EXPORT_MAX_DURATION_MS` (10 minutes), when a read of its
+             *     rows takes longer than the list's budget, or when the server shuts down. At most
+             *     `EXPORTS_MAX` exports run at once on a node (beyond, a 503 `list-busy`), at most
+             *     `EXPORTS_PER_KEY` for one API key, and for callers without a key at most
+             *     `EXPORTS_ANONYMOUS` on the node and one per address (beyond their own limit, a 429
+             *     `too-many-exports`; beyond the anonymous callers' share, a 503 `list-busy`). An export
+             *     whose first rows cannot be read within the list's budget is a 503 `list-busy` too.
              */
             200: {
                 headers: {
@@ -2088,7 +2114,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["ListTooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ListBusy"];

@@ -15,6 +15,7 @@ import { deadlines, guardConnections } from './http/connections.js'
 import { announceDeprecations } from './contract/deprecation.js'
 import { ApiError } from './http/errors.js'
 import { serviceHandlers } from './handlers/index.js'
+import { Exports } from './handlers/export.js'
 import { keepEvents } from './events/retention.js'
 import { EventStreams } from './events/streams.js'
 import { registerPages } from './http/pages.js'
@@ -289,10 +290,19 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   app.addHook('onReady', async () => runner.start())
   app.addHook('preClose', async () => runner.close())
+  const exports = new Exports({
+    max: config.exportsMax,
+    perKey: config.exportsPerKey,
+    anonymous: config.exportsAnonymous,
+    stallMs: config.exportStallMs,
+    maxDurationMs: config.exportMaxDurationMs
+  })
+  // Before the server closes: a running export would otherwise hold its connection, and the close, until it ends.
+  app.addHook('preClose', async () => exports.closeAll())
   const handlers = await serviceHandlers(repositories, {
     imports: { runner, document: served, limits: { maxBytes: config.importMaxBytes, maxRows: config.importMaxRows }, batch: importBatch, clock: Date.now },
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
-    exportsMax: config.exportsMax,
+    exports,
     streams,
     eventRetentionDays: config.eventRetentionDays,
     webhookEndpointsMax: config.webhookEndpointsMax,

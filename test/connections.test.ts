@@ -100,7 +100,7 @@ t.test('after a keep-alive response, the next head has KEEP_ALIVE_TIMEOUT plus H
   }
 })
 
-/** The repositories, with book exports that send their first batch, then wait for `release`. */
+/** The repositories, with book exports that send their first chunk, then wait for `release`. */
 async function slowExports (t: Test): Promise<{ repositories: Repositories, release: () => void }> {
   const repositories = await openTestRepositories(t)
   let release = (): void => {}
@@ -114,13 +114,13 @@ async function slowExports (t: Test): Promise<{ repositories: Repositories, rele
       }
       return async (...args: Parameters<typeof books.export>): Promise<RecordExport> => {
         const exported = await target.export(...args)
-        async function * batches () {
-          for await (const batch of exported.batches) {
-            yield batch
+        async function * chunks () {
+          for await (const chunk of exported.chunks) {
+            yield chunk
             await released
           }
         }
-        return { ...exported, batches: batches() }
+        return { ...exported, chunks: chunks() }
       }
     }
   })

@@ -1,6 +1,7 @@
 // Every problem example in openapi.yaml is a body the service really sends: each is produced by a real request and compared.
 import { connect } from 'node:net'
 import { PassThrough } from 'node:stream'
+import { Worker } from 'node:worker_threads'
 import type { AddressInfo } from 'node:net'
 import type { Response as InjectResponse } from 'light-my-request'
 import t, { type Test } from 'tap'
@@ -76,6 +77,34 @@ const producers: Record<string, (t: Test) => Promise<InjectResponse | Json>> = {
     await api.request({ method: 'GET', url: '/books', key: null })
     now = 43_000
     return api.request({ method: 'GET', url: '/books', key: null })
+  },
+  'ListTooManyRequests/quotaExceeded': async t => {
+    let now = 0
+    const api = await build(t, { rateLimitAnonymous: { requests: 1, seconds: 60 } }, { clock: () => now })
+    await api.request({ method: 'GET', url: '/books', key: null })
+    now = 43_000
+    return api.request({ method: 'GET', url: '/books', key: null })
+  },
+  'ListTooManyRequests/tooManyExports': async t => {
+    // Export threads that send a first chunk, then never the next: the admin key's two exports stay open.
+    const startExportThread = () => new Worker(`const { parentPort } = require('node:worker_threads')
+let reads = 0
+parentPort.on('message', command => {
+  if ('open' in command) parentPort.postMessage({ opened: null })
+  else if ('next' in command && reads++ === 0) parentPort.postMessage({ chunk: '{}\\n' })
+})
+parentPort.postMessage({ ready: true })`, { eval: true })
+    const api = await build(t, {}, { repositories: openSqliteRepositories(tempDatabase(t), { startExportThread, listBudgetMs: 600_000 }) })
+    await api.app.listen({ port: 0, host: '127.0.0.1' })
+    const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/books`
+    const running = await Promise.all([1, 2].map(async () => {
+      const abort = new AbortController()
+      const res = await fetch(url, { headers: { accept: 'application/x-ndjson', authorization: `Bearer ${adminKey}` }, signal: abort.signal })
+      await res.body!.getReader().read()
+      return abort
+    }))
+    t.teardown(() => { for (const abort of running) abort.abort() })
+    return api.request({ method: 'GET', url: '/books', headers: { accept: 'application/x-ndjson' } })
   },
   'NotAcceptable/notAcceptable': async t => (await build(t)).request({ method: 'GET', url: '/books', headers: { accept: 'text/html' } }),
   'Conflict/duplicate': async t => {

@@ -4,8 +4,12 @@ import { parse as parseCsv } from 'csv-parse/sync'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { unescapeFormula } from '../src/formats/csv.js'
-import { exportBatches } from '../src/storage/export.js'
+import { exportChunks, LoopSlice, SnapshotsHeldError } from '../src/storage/export.js'
+import { Exports } from '../src/handlers/export.js'
 import type { RecordExport, Repositories } from '../src/storage/types.js'
+import { createKey } from '../src/access/api-keys.js'
+import type { Config } from '../src/config/index.js'
+import { ListTimeoutError } from '../src/storage/list-sql.js'
 import { adminKey, build, dune, eventually, openTestRepositories, testStorage, type TestApi } from './helper.js'
 
 type Json = Record<string, unknown>
@@ -101,15 +105,16 @@ t.test('formats, headers and what an export refuses', async t => {
   }
 })
 
-t.test('export batches: a read that fails closes the snapshot once, and the failure reaches the reader', async t => {
+t.test('export chunks: a read that fails closes the snapshot once, and the failure reaches the reader', async t => {
   let closed = 0
-  const batches = exportBatches(async () => { throw new Error('the disk went away') }, () => { closed++ })[Symbol.asyncIterator]()
-  await t.rejects(batches.next(), { message: 'the disk went away' })
-  t.same(await batches.next(), { done: true, value: undefined }, 'and nothing more')
+  const chunks = exportChunks(async () => { throw new Error('the disk went away') }, () => { closed++ })
+  await t.rejects(chunks.next(), { message: 'the disk went away' })
+  t.same(await chunks.next(), { done: true, value: undefined }, 'and nothing more')
+  t.same(await chunks.return!(), { done: true, value: undefined })
   t.equal(closed, 1)
 })
 
-/** An export whose first batch is `row` and whose end waits for release(); counts its closes. */
+/** An export whose first chunk is `row`'s line and whose end waits for release(); counts its closes. */
 function heldExport (position: string, fields: string[], row: unknown[]) {
   let release = () => {}
   const released = new Promise<void>(resolve => { release = resolve })
@@ -118,21 +123,21 @@ function heldExport (position: string, fields: string[], row: unknown[]) {
   const exported: RecordExport = {
     position,
     fields,
-    batches: exportBatches(async () => {
+    chunks: exportChunks(async () => {
       if (sent) {
         await released
         if (held.fail) throw new Error('the database went away')
         return null
       }
       sent = true
-      return [row]
+      return JSON.stringify(Object.fromEntries(fields.map((field, i) => [field, row[i]]))) + '\n'
     }, () => { held.closed++ })
   }
   return { exported, held }
 }
 
-/** The app on real sockets, its books' export replaced by `exports` (one call each). */
-async function withExports (t: Test, exports: (() => Promise<RecordExport>)[]): Promise<{ api: TestApi, url: string, repositories: Repositories }> {
+/** The app on real sockets, its books' export replaced by `exports` (one call each), EXPORTS_MAX 1 unless `overrides` say otherwise. */
+async function withExports (t: Test, exports: (() => Promise<RecordExport>)[], overrides: Partial<Config> = {}): Promise<{ api: TestApi, url: string, repositories: Repositories }> {
   const repositories = await openTestRepositories(t, await testStorage(t))
   const books = repositories.books
   const stubbed: Repositories = {
@@ -147,7 +152,7 @@ async function withExports (t: Test, exports: (() => Promise<RecordExport>)[]): 
       export: async () => exports.shift()!()
     }
   }
-  const api = await build(t, { exportsMax: 1, opsPort: 'off' } as never, { repositories: stubbed })
+  const api = await build(t, { exportsMax: 1, opsPort: 'off', ...overrides } as never, { repositories: stubbed })
   await api.app.listen({ port: 0, host: '127.0.0.1' })
   return { api, url: `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`, repositories }
 }
@@ -186,6 +191,8 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   await cut.body!.getReader().read()
   abort.abort()
   await eventually(async () => second.held.closed, closed => closed === 1, 'the snapshot closed once its client went away')
+  // The read it was waiting on ends after the body is gone: nothing more is sent.
+  second.held.release()
 
   // The third fails to open: a 500, and its slot is back.
   const failed = await eventually(() => api.request({ url: '/books', headers: ndjson }), res => res.statusCode !== 503, 'the slot given back')
@@ -199,4 +206,189 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   third.held.release()
   await t.rejects(brokenReader.read(), 'the client sees the export fail')
   t.equal(third.held.closed, 1)
+})
+
+/** `promise`, or a failure naming `what` once `ms` have passed: a test that fails does so in seconds, not at tap's timeout. */
+async function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms) })])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const fields = ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at']
+
+/** An export that selects nothing (a header only); counts its closes in `closes`. */
+function emptyExport (closes: { count: number }): RecordExport {
+  return { position: null, fields, chunks: exportChunks<string>(async () => null, () => { closes.count++ }) }
+}
+
+/** An export of `chunk` after `chunk` for ever (the client has to stop it); counts its closes. */
+function endlessExport (chunk: string, closes: { count: number }): RecordExport {
+  return { position: null, fields, chunks: exportChunks(async () => chunk, () => { closes.count++ }) }
+}
+
+/** A refusal of an export: its status, problem type and detail, Retry-After, and no file to save. */
+function refused (t: Test, res: { statusCode: number, headers: Record<string, unknown>, json: () => unknown }, status: number, type: string, detail: RegExp): void {
+  t.equal(res.statusCode, status, `${status} ${type}`)
+  t.match(res.json(), { type, detail })
+  t.equal(res.headers['retry-after'], '1')
+  t.equal(res.headers['content-disposition'], undefined, 'no Content-Disposition on a problem')
+}
+
+/** An export held open over a real socket (its first chunk read), until abort(). */
+async function holdOpen (url: string, key: string | null): Promise<{ abort: () => void, reader: ReadableStreamDefaultReader<Uint8Array> }> {
+  const abort = new AbortController()
+  const res = await fetch(`${url}/books`, { headers: { ...ndjson, ...key !== null && { authorization: `Bearer ${key}` } }, signal: abort.signal })
+  if (res.status !== 200) throw new Error(`the export to hold answered ${res.status}`)
+  const reader = res.body!.getReader()
+  await reader.read()
+  return { abort: () => abort.abort(), reader }
+}
+
+t.test('exports per caller: a key at EXPORTS_PER_KEY, or an address without a key running one, is a 429; the anonymous share or the node full, a 503; keys keep room anonymous callers cannot take', async t => {
+  const book = { book_id: '0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60', title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: 1965, created_at: '2026-11-21T09:30:00.000Z', updated_at: '2026-11-21T09:30:00.000Z' }
+  const holds = [heldExport('', fields, Object.values(book)), heldExport('', fields, Object.values(book)), heldExport('', fields, Object.values(book))]
+  const quick = { count: 0 }
+  const { api, url, repositories } = await withExports(t, [
+    ...holds.map(({ exported }) => async () => exported),
+    ...Array.from({ length: 10 }, () => async () => emptyExport(quick))
+  ], { exportsMax: 3, exportsPerKey: 1, exportsAnonymous: 1 })
+  const other = (await createKey(repositories.apiKeys, 'other', ['books:read'])).key
+  const third = (await createKey(repositories.apiKeys, 'third', ['books:read'])).key
+
+  // Held from 127.0.0.1 without a key, and by the admin key.
+  const anonymous = await holdOpen(url, null)
+  const admin = await holdOpen(url, adminKey)
+  refused(t, await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '127.0.0.1' }), 429, '/problems/too-many-exports', /^An export from this address is running on this node/)
+  refused(t, await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '192.0.2.7' }), 503, '/problems/list-busy', /^1 exports by callers without an API key are running on this node/)
+  refused(t, await api.request({ url: '/books', headers: ndjson }), 429, '/problems/too-many-exports', /^This API key runs 1 exports on this node/)
+  // The anonymous share is full, and another key still finds room: the node's last.
+  const keyed = await holdOpen(url, other)
+  refused(t, await api.request({ url: '/books', headers: ndjson, key: third }), 503, '/problems/list-busy', /^3 exports are running on this node/)
+  t.equal((await api.request({ url: '/books', key: null })).statusCode, 200, 'pages are not held back')
+  t.equal(quick.count, 0, 'no refused export opened a snapshot')
+
+  // Each given back as its export ends: the address, the key, the node.
+  anonymous.abort()
+  await eventually(async () => holds[0]!.held.closed, closed => closed === 1, 'the anonymous export closed')
+  t.equal((await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '192.0.2.7' })).statusCode, 200, 'another address may export now')
+  admin.abort()
+  keyed.abort()
+  await eventually(async () => holds[1]!.held.closed + holds[2]!.held.closed, closed => closed === 2, 'the keyed exports closed')
+  t.equal((await api.request({ url: '/books', headers: ndjson })).statusCode, 200)
+  t.equal((await api.request({ url: '/books', headers: ndjson, key: third })).statusCode, 200)
+  t.equal(quick.count, 3, 'each export admitted closed its snapshot')
+})
+
+t.test('an export whose first rows are not read within the budget, or that would hold a WAL grown too long, is a 503 list-busy before any byte; a later read beyond the budget ends the body unfinished', async t => {
+  const closes = { count: 0 }
+  let reads = 0
+  const budgetOver = () => ({
+    position: null,
+    fields,
+    chunks: exportChunks(async () => {
+      if (++reads === 2) return '{}\n'
+      throw new ListTimeoutError(50)
+    }, () => { closes.count++ })
+  })
+  const { api, url } = await withExports(t, [async () => budgetOver(), async () => budgetOver(), async () => { throw new ListTimeoutError(50) }, async () => { throw new SnapshotsHeldError('held') }])
+  refused(t, await api.request({ url: '/books', headers: csv, key: null }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
+  t.equal(closes.count, 1, 'its snapshot released')
+  const later = await fetch(`${url}/books`, { headers: ndjson })
+  t.equal(later.status, 200)
+  const reader = later.body!.getReader()
+  t.equal(new TextDecoder().decode((await reader.read()).value), '{}\n')
+  await t.rejects(within(reader.read(), 10_000, 'the body cut'), { name: 'TypeError' }, 'the client sees the export fail')
+  t.equal(closes.count, 2)
+  refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
+  refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^Exports wait for the ones running to end: they hold the database's write-ahead log/)
+})
+
+t.test('EXPORT_STALL_MS: a client that leaves what was sent unread is cut off, and the snapshot released', async t => {
+  const closes = { count: 0 }
+  const { url } = await withExports(t, [async () => endlessExport(`${'x'.repeat(1 << 18)}\n`, closes)], { exportStallMs: 300 })
+  const res = await fetch(`${url}/books`, { headers: ndjson })
+  t.equal(res.status, 200)
+  // Nothing read: the socket's buffers fill, then the export waits on the client.
+  await within(eventually(async () => closes.count, count => count === 1, 'the stalled export closed'), 20_000, 'the stall deadline')
+  await t.rejects(within(res.arrayBuffer(), 20_000, 'the body cut'), 'the client sees an unfinished body')
+})
+
+t.test('EXPORT_MAX_DURATION_MS: an export still running is cut off, and the snapshot released', async t => {
+  const { exported, held } = heldExport('', fields, fields.map(() => null))
+  const { url } = await withExports(t, [async () => exported], { exportMaxDurationMs: 300 })
+  const res = await fetch(`${url}/books`, { headers: ndjson })
+  const reader = res.body!.getReader()
+  await reader.read()
+  await t.rejects(within(reader.read(), 20_000, 'the body cut'), 'the client sees an unfinished body')
+  t.equal(held.closed, 1)
+})
+
+t.test('closing the service cuts the exports running, and releases their snapshots', async t => {
+  const { exported, held } = heldExport('', fields, fields.map(() => null))
+  const { api, url } = await withExports(t, [async () => exported])
+  const res = await fetch(`${url}/books`, { headers: ndjson })
+  const reader = res.body!.getReader()
+  await reader.read()
+  await within(api.app.close(), 20_000, 'the close')
+  await t.rejects(reader.read(), 'the client sees an unfinished body')
+  t.equal(held.closed, 1)
+})
+
+t.test('exports are counted per holder: each one ended gives its room back, once', async t => {
+  const exports = new Exports({ max: 3, perKey: 2, anonymous: 1, stallMs: 1000, maxDurationMs: 1000 })
+  const [a, b] = [exports.admit({ key: 'k' }), exports.admit({ key: 'k' })]
+  t.throws(() => exports.admit({ key: 'k' }), { statusCode: 429, message: /^This API key runs 2 exports/ })
+  a.release()
+  a.release()
+  t.equal(exports.size, 1)
+  const c = exports.admit({ key: 'k' })
+  t.throws(() => exports.admit({ key: 'k' }), { statusCode: 429, message: /^This API key runs 2 exports/ }, 'at its limit again')
+  b.release()
+  c.release()
+  t.equal(exports.size, 0)
+})
+
+t.test('an export admitted as the service begins to close is cut once its body exists', async t => {
+  const exports = new Exports({ max: 1, perKey: 1, anonymous: 1, stallMs: 1000, maxDurationMs: 1000 })
+  const admission = exports.admit({ key: 'k' })
+  exports.closeAll()
+  let cut = 0
+  admission.onCut(() => { cut++ })
+  t.equal(cut, 1)
+  admission.release()
+  admission.release()
+  t.equal(exports.size, 0, 'given back once')
+})
+
+t.test('rows written on the event loop yield to other callbacks every few ms of work, however few or many the rows', async t => {
+  let now = 0
+  const rows = Array.from({ length: 20 }, (_, i) => [i])
+  let turns = 0
+  let spinning = true
+  const spin = () => {
+    if (!spinning) return
+    turns++
+    setImmediate(spin)
+  }
+  setImmediate(spin)
+  // Each row costs 1 ms of the (fake) clock: a turn for the others every 4 rows.
+  const text = await new LoopSlice(4, () => now).write(rows, row => {
+    now++
+    return `${String(row[0])}\n`
+  })
+  spinning = false
+  t.equal(text, rows.map(row => `${String(row[0])}\n`).join(''))
+  t.ok(turns >= 4 && turns <= 6, `${turns} turns of other callbacks while 20 ms of rows were written`)
+  // Cheap rows: the clock stands still, and a thousand are written in one go.
+  turns = 0
+  spinning = true
+  setImmediate(spin)
+  const still = 0
+  await new LoopSlice(4, () => still).write(Array.from({ length: 1000 }, () => [1]), () => '')
+  spinning = false
+  t.equal(turns, 0, 'no turn given up while no time passes')
 })

@@ -2,19 +2,28 @@
 import fc from 'fast-check'
 import type { Test } from 'tap'
 import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
-import type { BookValues, EventLane, IdempotencyEntry, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
+import type { BookValues, EventLane, IdempotencyEntry, RecordExport, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
 import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 import { exportBatch } from '../src/storage/export.js'
 import { parseSearch } from '../src/domain/search/query.js'
 import { eventually } from './helper.js'
 
-/** Every row of an export's batches, read to the end. */
-export async function exportedRows (batches: AsyncIterable<unknown[][]>): Promise<unknown[][]> {
+/** An NDJSON export's chunk as rows of values, in the order of `fields`. */
+export const ndjsonRows = (chunk: string, fields: readonly string[]): unknown[][] =>
+  chunk.split('\n').slice(0, -1).map(line => {
+    const record = JSON.parse(line) as Record<string, unknown>
+    return fields.map(field => record[field])
+  })
+
+/** Every row of an NDJSON export, read to the end. */
+export async function exportedRows ({ fields, chunks }: RecordExport): Promise<unknown[][]> {
   const rows: unknown[][] = []
-  for await (const batch of batches) rows.push(...batch)
+  for await (const chunk of chunks) rows.push(...ndjsonRows(chunk, fields))
   return rows
 }
+
+const ndjson = { format: 'ndjson' } as const
 
 /** Opens the engine on one database; called again, it must open the same database (a restart, or another node). */
 export type OpenStorage = () => Promise<Repositories>
@@ -221,20 +230,24 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
 
   t.test('an export reads every record from one snapshot while writes go on, and the feed position in that snapshot', async t => {
     const { books, events } = await opened(t)
-    const ids: string[] = []
-    // Three batches: the writes below land after the first was handed out.
-    for (let i = 0; i < exportBatch * 2 + 1; i++) ids.push((await books.create(book({ title: `Book ${i}`, published_year: i }))).record.book_id)
-    const exported = await books.export({ ...creationOrder, sort: { key: 'published_year', descending: true } }, true)
+    // Enough rows that the writes below land while the export is midway, whatever its engine reads at a
+    // time (a SQLite export thread reads a chunk ahead of the one handed out).
+    const count = exportBatch * 10 + 1
+    const ids = Array.from({ length: count }, (_, i) => `01a21d0c-0000-7000-8000-${String(i).padStart(12, '0')}`)
+    for (let from = 0; from < count; from += exportBatch) {
+      await books.createMany(ids.slice(from, from + exportBatch).map((id, i) => ({ values: book({ title: `Book ${from + i}`, published_year: from + i }), given: { id } })))
+    }
+    const exported = await books.export({ ...creationOrder, sort: { key: 'published_year', descending: true } }, { ...ndjson, feedPosition: true })
     t.same(exported.fields, ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at'], 'the record\'s fields, in the contract\'s order')
-    const batches = exported.batches[Symbol.asyncIterator]()
-    const first = await batches.next()
-    t.equal(first.value?.length, exportBatch)
+    const first = await exported.chunks.next()
+    const firstRows = ndjsonRows(first.value!, exported.fields)
+    t.ok(firstRows.length > 0 && firstRows.length < count / 2, `a first chunk of ${firstRows.length} rows`)
     const created = await books.create(book({ title: 'Later' }))
     const replaced = ids[10]!
     const deleted = ids[exportBatch + 1]!
     await books.replace(replaced, book({ title: 'Changed', published_year: 10 }), null)
     t.ok(await books.delete(deleted, null))
-    const rows = [...first.value!, ...await exportedRows({ [Symbol.asyncIterator]: () => batches })]
+    const rows = [...firstRows, ...await exportedRows(exported)]
     t.same(rows.map(row => row[0]), [...ids].reverse(), 'every record as it was when the export began, in its order')
     const stored = (await books.get(ids[3]!))!.record
     t.same(rows.at(-4), exported.fields.map(field => stored[field as keyof typeof stored]), 'a row holds the record\'s values')
@@ -255,15 +268,15 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const { books } = await opened(t)
     for (const title of ['Dune Messiah', 'Dune', 'Children of Dune', 'Emma']) await books.create(book({ title }))
     const search = parseSearch('dune')
-    const ranked = await books.export({ ...creationOrder, search, sort: { key: 'relevance', descending: false } })
+    const ranked = await books.export({ ...creationOrder, search, sort: { key: 'relevance', descending: false } }, ndjson)
     t.equal(ranked.position, null, 'no position unless asked for')
-    t.same((await exportedRows(ranked.batches)).map(row => row[1]), ['Dune', 'Children of Dune', 'Dune Messiah'])
-    const left = await books.export(creationOrder)
-    await left.batches[Symbol.asyncIterator]().return!()
-    t.same(await left.batches[Symbol.asyncIterator]().next(), { done: true, value: undefined }, 'nothing more once left')
+    t.same((await exportedRows(ranked)).map(row => row[1]), ['Dune', 'Children of Dune', 'Dune Messiah'])
+    const left = await books.export(creationOrder, ndjson)
+    await left.chunks.return!()
+    t.same(await left.chunks.next(), { done: true, value: undefined }, 'nothing more once left')
     for (let i = 0; i < 3; i++) {
-      const partly = (await books.export(creationOrder)).batches[Symbol.asyncIterator]()
-      t.equal((await partly.next()).value?.length, 4)
+      const partly = (await books.export(creationOrder, { format: 'csv' })).chunks
+      t.equal((await partly.next()).value?.split('\r\n').length, 5, 'four CSV rows')
       await partly.return!()
     }
     t.equal((await books.create(book({ title: 'After' }))).revision, 1, 'writes go on once exports are left')
@@ -296,7 +309,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal((await imports.list(null, 10)).length, 3)
     t.equal(await imports.get('none'), null)
     await students.createMany([{ values: { name: 'Ada', email: 'Ada@Example.org', enrollment_year: null, status: 'active' }, given: { id: id(10) } }])
-    t.same((await exportedRows((await students.export(creationOrder)).batches)).map(row => row[0]), [id(10)])
+    t.same((await exportedRows(await students.export(creationOrder, ndjson))).map(row => row[0]), [id(10)])
     t.same(await imports.stage('import-4', [{ line: 1, recordId: id(9), unique: 'ada@example.org', record: '{}' }]), [])
     t.same(await imports.conflicts('import-4', 'students'), [{ line: 1, field: 'unique' }], 'an email held in another letter case')
     // Only import-4's lease has run out: of two nodes claiming at once, one gets it.

@@ -34,12 +34,12 @@ await withPostgres(t, t => {
       WHERE datname = current_database() AND application_name = 'books-students-api' AND backend_type = 'client backend'`)).rows[0]!.n)
     await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
     const before = await open()
-    const left = await repositories.books.export(creationOrder)
+    const left = await repositories.books.export(creationOrder, { format: 'ndjson' })
     t.equal(await open(), before + 1, 'one more while the export is open')
-    await left.batches[Symbol.asyncIterator]().return!()
+    await left.chunks.return!()
     await eventually(open, n => n === before, 'the connection given back once the export is left')
-    const read = await repositories.books.export(creationOrder)
-    t.equal((await exportedRows(read.batches)).length, 1)
+    const read = await repositories.books.export(creationOrder, { format: 'ndjson' })
+    t.equal((await exportedRows(read)).length, 1)
     await eventually(open, n => n === before, 'and once it is read to its end')
   })
 
@@ -59,7 +59,7 @@ await withPostgres(t, t => {
       }) as pg.Client
     }
     const books = new PostgresTable<Book, BookValues>(bookTable, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: refusing })
-    await t.rejects(books.export(creationOrder, true), { message: 'the server is in recovery' })
+    await t.rejects(books.export(creationOrder, { format: 'csv', feedPosition: true }), { message: 'the server is in recovery' })
     t.equal(ended, 1, 'its connection closed')
     const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
     // PostgreSQL cannot store NUL in text: not a refusal of one record, a fault.

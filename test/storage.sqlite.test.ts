@@ -2,7 +2,6 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
-import { sqliteExport } from '../src/storage/sqlite/export.js'
 import { tempDatabase } from './helper.js'
 import { exportedRows, storageContract } from './storage-contract.js'
 import { creationOrder } from '../src/storage/list-sql.js'
@@ -44,13 +43,13 @@ t.test('SQLite only: an export reads in a transaction of its own, which holds th
   t.notOk(blocked(), 'nothing holds it before')
   // In the WAL, so that a snapshot reads from it.
   await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
-  const left = await repositories.books.export(creationOrder, true)
+  const left = await repositories.books.export(creationOrder, { format: 'csv', feedPosition: true })
   t.ok(blocked(), 'the export\'s snapshot holds it')
-  await left.batches[Symbol.asyncIterator]().return!()
+  await left.chunks.return!()
   t.notOk(blocked(), 'released once left')
   await repositories.books.create({ title: 'Emma', author: 'Jane Austen', isbn: null, published_year: null })
-  const read = await repositories.books.export(creationOrder)
-  t.equal((await exportedRows(read.batches)).length, 2)
+  const read = await repositories.books.export(creationOrder, { format: 'ndjson' })
+  t.equal((await exportedRows(read)).length, 2)
   t.notOk(blocked(), 'released once read to its end')
 })
 
@@ -62,16 +61,4 @@ t.test('SQLite only: a record of a createMany that fails for another reason than
   await t.rejects(repositories.books.createMany([{ values, given: { id: '01a21d0c-0000-7000-8000-000000000001' } }, { values: { ...values, published_year: 'soon' as unknown as number }, given: { id: '01a21d0c-0000-7000-8000-000000000002' } }]),
     { code: 'SQLITE_CONSTRAINT_DATATYPE' })
   t.same((await repositories.books.list(creationOrder, 10, null)).items, [])
-})
-
-t.test('SQLite only: an export whose snapshot cannot be read closes the connection it opened', async t => {
-  const path = tempDatabase(t)
-  const repositories = openSqliteRepositories(path)
-  t.teardown(() => repositories.close())
-  await repositories.books.create({ title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null })
-  const db = new Database(path)
-  t.teardown(() => db.close())
-  t.throws(() => sqliteExport(db, [], [], () => { throw new Error('the feed cannot be read') }), { message: 'the feed cannot be read' })
-  // Nothing holds the WAL: the export's connection is closed.
-  t.equal((db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]!.busy, 0)
 })

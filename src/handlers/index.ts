@@ -7,15 +7,15 @@ import { bookHandlers } from './books.js'
 import { eventHandlers } from './events.js'
 import { webhookHandlers } from './webhooks.js'
 import type { AddressPolicy } from '../webhooks/address-policy.js'
-import { ExportSlots } from './export.js'
+import type { Exports } from './export.js'
 import { type ImportHandlerOptions, importHandlers } from './imports.js'
 import { Idempotency } from './idempotency.js'
 import { studentHandlers } from './students.js'
 
 export interface HandlerOptions {
   idempotencyTtlSeconds: number
-  /** EXPORTS_MAX */
-  exportsMax: number
+  /** This node's running exports, and their limits. */
+  exports: Exports
   imports: Omit<ImportHandlerOptions, 'imports'>
   /** The live event streams of this process. */
   streams: EventStreams
@@ -31,7 +31,7 @@ export interface HandlerOptions {
 }
 
 export async function serviceHandlers (repositories: Repositories, options: HandlerOptions): Promise<ServiceHandlers> {
-  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()), exports: new ExportSlots(options.exportsMax) }
+  const lists = { cursors: new CursorCodec(await repositories.cursorSecret()), exports: options.exports }
   const idempotency = new Idempotency(repositories.idempotency, options.idempotencyTtlSeconds)
   return {
     ...bookHandlers(repositories.books, lists, idempotency),

@@ -9,7 +9,7 @@ import { TooManyWaitingError } from '../storage/fair-queue.js'
 import { ListTimeoutError, SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListCaller, ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
-import { type ExportSlots, exportFormat, sendExport } from './export.js'
+import { exportFormat, type Exports, sendExport } from './export.js'
 
 // A page's items (an array a cached page keeps) stand for one query, limit and position: its answer,
 // cursor and Link included, is fixed.
@@ -123,7 +123,7 @@ export function signCursor (cursors: CursorCodec, list: ListParameters, rawQuery
 /** What every list needs besides its records: cursors to sign, and the node's room for exports. */
 export interface ListContext {
   cursors: CursorCodec
-  exports: ExportSlots
+  exports: Exports
 }
 
 export async function listPage<T> (
@@ -139,7 +139,7 @@ export async function listPage<T> (
   reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`)
   const format = exportFormat(request)
   if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', 'applies only to a CSV export (Accept: text/csv)')
-  if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, slots: exports, withPosition: request.caller.kind === 'key' })
+  if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, exports, withPosition: request.caller.kind === 'key' })
   // The contract's default (20) fills an absent limit during validation.
   const { limit = 20, cursor } = request.query
   let after: string | null = null

@@ -30,7 +30,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
     books: {
       list: async (query, limit, after, feedPosition, caller) => traced('books.list', () => books.list(query, limit, after, feedPosition, caller)),
       // The span covers opening the snapshot; the rows are read as the response is sent.
-      export: async (query, feedPosition) => traced('books.export', () => books.export(query, feedPosition)),
+      export: async (query, options) => traced('books.export', () => books.export(query, options)),
       get: async id => traced('books.get', () => books.get(id)),
       create: async (values, remember, given) => traced('books.create', () => books.create(values, remember, given)),
       createMany: async records => traced('books.createMany', () => books.createMany(records)),
@@ -40,7 +40,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
     students: {
       list: async (query, limit, after, feedPosition, caller) => traced('students.list', () => students.list(query, limit, after, feedPosition, caller)),
       // The span covers opening the snapshot; the rows are read as the response is sent.
-      export: async (query, feedPosition) => traced('students.export', () => students.export(query, feedPosition)),
+      export: async (query, options) => traced('students.export', () => students.export(query, options)),
       get: async id => traced('students.get', () => students.get(id)),
       create: async (values, remember, given) => traced('students.create', () => students.create(values, remember, given)),
       createMany: async records => traced('students.createMany', () => students.createMany(records)),

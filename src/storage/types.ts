@@ -59,6 +59,20 @@ export interface ListQuery {
   sort: { key: string, descending: boolean }
 }
 
+/** The text an export is written as: CSV rows (RFC 4180, CRLF) or NDJSON lines. */
+export type ExportFormat = 'csv' | 'ndjson'
+
+export interface ExportOptions {
+  format: ExportFormat
+  /** Whether to read the change feed's head in the snapshot (RecordExport.position). */
+  feedPosition?: boolean
+  /**
+   * Most ms the caller may leave the export unread between two chunks (its stall deadline): where the
+   * database itself times out a snapshot left idle (PostgreSQL), it gives the export at least this.
+   */
+  idleMs?: number
+}
+
 /**
  * Whom a list page is read for: the engines share the readers of costly pages (searches, filters) fairly
  * between callers, a queue each, anonymous callers as a whole a smaller share (src/storage/fair-queue.ts).
@@ -73,16 +87,21 @@ export interface ListCaller {
 export const serviceCaller: ListCaller = { id: 'service', anonymous: false }
 
 /**
- * Every record a list query matches, in its order, read from one snapshot of the data: rows of the
- * record's values (`fields` names them, in the contract's order), in batches, so that memory stays
- * bounded however many records there are. The snapshot is held until the batches end or are left
- * (a `for await` that breaks, or `return()`), which every caller must do.
+ * Every record a list query matches, in its order, read from one snapshot of the data, as text in the
+ * format asked for, a chunk at a time, so that memory stays bounded however many records there are.
+ * The snapshot is held until the chunks end or are left (a `for await` that breaks, or `return()`,
+ * which resolves once the snapshot is released), which every caller must do.
  */
 export interface RecordExport {
   /** The change feed's head in the snapshot when asked for (else null): every later change is after it in the feed. */
   position: string | null
+  /** The record's field names, in the contract's order (a CSV export's header row). */
   fields: readonly string[]
-  batches: AsyncIterable<unknown[][]>
+  /**
+   * The records' rows or lines (no CSV header row). A chunk that is not read within the list's time
+   * budget throws ListTimeoutError (the export is then over); any other failure throws as it is.
+   */
+  chunks: AsyncIterableIterator<string>
 }
 
 /** The id of a record an import creates (fixed before it is written), and the times an exported record had, kept as they are. */
@@ -108,7 +127,7 @@ export interface RecordStore<T, V> {
    */
   list (query: ListQuery, limit: number, after: string | null, feedPosition?: boolean, caller?: ListCaller): Promise<ListedPage<T>>
   /** Every record `query` matches, streamed from one snapshot (see RecordExport); no cap on a search's matches. */
-  export (query: ListQuery, feedPosition?: boolean): Promise<RecordExport>
+  export (query: ListQuery, options: ExportOptions): Promise<RecordExport>
   get (id: string): Promise<Versioned<T> | null>
   /**
    * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the

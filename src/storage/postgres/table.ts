@@ -5,9 +5,9 @@ import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import { type EventLane, type ExpectedRevisions, type GivenIdentity, type IdempotencyEntry, type ListCaller, type ListedPage, type ListQuery, type RecordExport, serviceCaller, type Versioned } from '../types.js'
+import { type EventLane, type ExpectedRevisions, type ExportOptions, type GivenIdentity, type IdempotencyEntry, type ListCaller, type ListedPage, type ListQuery, type RecordExport, serviceCaller, type Versioned } from '../types.js'
 import type { FairGate } from '../fair-queue.js'
-import { exportBatch, exportBatches } from '../export.js'
+import { exportBatch, exportChunks, LoopSlice, rowWriter } from '../export.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { GroupCommit, SharedStatement } from './group-commit.js'
 import type { PipelinedClients } from './connection.js'
@@ -290,39 +290,61 @@ export class PostgresTable<T, V extends object> {
     return { items, after: page.after, position }
   }
 
-  async export (query: ListQuery, feedPosition = false): Promise<RecordExport> {
+  /**
+   * An export reads in a transaction of its own connection (not pipelined), each statement within the
+   * list's budget, as a page's are: a FETCH cancelled at the statement timeout fails the export with
+   * ListTimeoutError. The rows are written as text here, on the event loop, in slices of its time.
+   */
+  async export (query: ListQuery, { format, feedPosition = false, idleMs = this.#listBudgetMs }: ExportOptions): Promise<RecordExport> {
     const statements = this.#listing.everything(query)
     const client = await this.#connect()
+    // The server ends a connection left idle in its transaction too long (or restarting): that must fail
+    // the export's next statement, not the process (an 'error' event nobody hears throws).
+    client.on('error', () => {})
+    const timedOut = (error: unknown) => {
+      const code = (error as { code?: string }).code
+      return code === queryCanceled || code === lockNotAvailable ? new ListTimeoutError(this.#listBudgetMs) : error
+    }
     let position: string | null = null
     try {
       // One snapshot for the head and every statement, however long the client takes to read. Ending
-      // the connection ends the transaction: a read-only one has nothing to commit.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      // the connection ends the transaction: a read-only one has nothing to commit. Between two FETCHes
+      // the connection waits on the client, which may take up to its stall deadline.
+      await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+        SET LOCAL statement_timeout = ${this.#listBudgetMs};
+        SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, 2 * idleMs)}`)
       if (feedPosition) position = this.#feed.positionOf((await client.query<PositionRow>(head)).rows[0]!)
     } catch (error) {
       await client.end()
-      throw error
+      throw timedOut(error)
     }
+    const fields = this.#columns.slice(0, this.#columns.length - this.#derived.length)
+    const write = rowWriter(format, fields)
+    const slice = new LoopSlice()
     const timestamps = [...this.#timestamps]
     let next = 0
     let declared = false
     return {
       position,
-      fields: this.#columns.slice(0, this.#columns.length - this.#derived.length),
-      batches: exportBatches(async () => {
-        for (; next < statements.length; next++, declared = false) {
-          const cursor = `export_${next}`
-          if (!declared) {
-            const { sql, params } = statements[next]!
-            await client.query({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, values: params })
-            declared = true
+      fields,
+      chunks: exportChunks(async () => {
+        try {
+          for (; next < statements.length; next++, declared = false) {
+            const cursor = `export_${next}`
+            if (!declared) {
+              const { sql, params } = statements[next]!
+              await client.query({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, values: params })
+              declared = true
+            }
+            const { rows } = await client.query({ text: `FETCH ${exportBatch} FROM ${cursor}`, rowMode: 'array', types: listTypes } as pg.QueryConfig)
+            if (rows.length === 0) continue
+            for (const row of rows as unknown as unknown[][]) for (const i of timestamps) row[i] = isoFromPostgres(row[i] as string)
+            return await slice.write(rows as unknown as unknown[][], write)
           }
-          const { rows } = await client.query({ text: `FETCH ${exportBatch} FROM ${cursor}`, rowMode: 'array', types: listTypes } as pg.QueryConfig)
-          if (rows.length === 0) continue
-          for (const row of rows as unknown as unknown[][]) for (const i of timestamps) row[i] = isoFromPostgres(row[i] as string)
-          return rows as unknown as unknown[][]
+          return null
+        } catch (error) {
+          throw timedOut(error)
         }
-        return null
       }, () => client.end())
     }
   }

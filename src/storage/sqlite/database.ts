@@ -1,5 +1,5 @@
 // Opens the SQLite database with the service's pragmas and brings its schema up to date.
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { MigrationProgress } from '../schema.js'
@@ -17,7 +17,20 @@ export interface DatabaseOptions {
   create?: boolean
   /** Told how a long migration is getting on. */
   onMigrationProgress?: MigrationProgress
+  /** Bytes of WAL kept once it starts over (walSizeLimit unless given; tests make it small). */
+  walLimit?: number
 }
+
+/**
+ * Bytes of WAL kept once it starts over (journal_size_limit): a WAL that grew while a snapshot was held
+ * (an export's) is cut back to this at the first write after a checkpoint has copied it all, rather than
+ * keep its largest size for ever. Far above what the WAL takes between two automatic checkpoints
+ * (1,000 pages, 4 MiB, and a commit), so that it is not grown again at every turn.
+ */
+export const walSizeLimit = 64 * 1024 * 1024
+
+/** The size of the database's WAL file, 0 when there is none. */
+export const walSize = (path: string): number => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0
 
 /** The path holds no database of this service. */
 export class NoDatabaseError extends Error {
@@ -36,7 +49,7 @@ export function openExistingDatabase (path: string): Database.Database {
   return db
 }
 
-export function openDatabase (path: string, { synchronous = 'normal', create = true, onMigrationProgress }: DatabaseOptions = {}): Database.Database {
+export function openDatabase (path: string, { synchronous = 'normal', create = true, onMigrationProgress, walLimit = walSizeLimit }: DatabaseOptions = {}): Database.Database {
   if (create && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = create ? new Database(path) : openExistingDatabase(path)
   // WAL lets readers (and `npm run backup`) run beside the writer. A commit is in the WAL file before
@@ -46,6 +59,11 @@ export function openDatabase (path: string, { synchronous = 'normal', create = t
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
+  db.pragma(`journal_size_limit = ${walLimit}`)
+  // A WAL left beyond the limit (the service stopped while a snapshot held it) is copied into the
+  // database and emptied now, before any request, rather than by the first write's checkpoint on the
+  // event loop. Only by the service: a CLI run beside it would wait on its readers.
+  if (create && walSize(path) > walLimit) db.pragma('wal_checkpoint(TRUNCATE)')
   migrate(db, undefined, onMigrationProgress)
   return db
 }

@@ -5,13 +5,14 @@ import { defaultListLimits, type ListLimits } from '../list-sql.js'
 import type { BookValues, Repositories, StudentValues } from '../types.js'
 import { bookTable, studentTable } from '../tables.js'
 import { sqliteApiKeys } from './api-keys.js'
-import { type DatabaseOptions, openDatabase } from './database.js'
+import { type DatabaseOptions, openDatabase, walSizeLimit } from './database.js'
 import { latestVersion, SchemaVersionError } from '../schema.js'
 import { SqliteEventFeed } from './events.js'
 import { ExternalWrites } from './external-writes.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
 import { ReadPool, type StartReader } from './read-pool.js'
+import { ExportThreads, type StartExportThread } from './export.js'
 import { SqliteTable } from './table.js'
 import { sqliteWebhooks } from './webhooks.js'
 import { sqliteImports } from './imports.js'
@@ -31,11 +32,13 @@ export interface RepositoryOptions extends DatabaseOptions {
   listQueuePerCaller?: number
   /** How a reader thread starts (tests start ones that fail). */
   startReader?: StartReader
+  /** How an export thread starts (tests start ones that never answer). */
+  startExportThread?: StartExportThread
 }
 
 export function openSqliteRepositories (path: string, {
   cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs,
-  listQueuePerCaller = defaults.listQueuePerCaller, startReader, ...options
+  listQueuePerCaller = defaults.listQueuePerCaller, startReader, startExportThread, ...options
 }: RepositoryOptions = {}): Repositories {
   const db = openDatabase(path, options)
   const idempotency = new SqliteIdempotency(db)
@@ -45,7 +48,9 @@ export function openSqliteRepositories (path: string, {
   const external = new ExternalWrites(db)
   // A database in memory is this connection's alone: no other thread could read it.
   const readers = threads === 0 || path === ':memory:' ? null : new ReadPool({ path, limits: listLimits }, { threads, budgetMs: listBudgetMs, perCaller: listQueuePerCaller, ...(startReader !== undefined && { start: startReader }) })
-  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers }
+  // Exports of a file are read on threads of their own, within the lists' budget.
+  const exports = path === ':memory:' ? null : new ExportThreads(path, { budgetMs: listBudgetMs, walLimit: options.walLimit ?? walSizeLimit, ...(startExportThread !== undefined && { start: startExportThread }) })
+  const dependencies = { idempotency, writes, external, cacheSize, listLimits, events, readers, exports }
   const books = new SqliteTable<Book, BookValues>(db, bookTable, dependencies)
   const students = new SqliteTable<Student, StudentValues>(db, studentTable, dependencies)
   // Migration 1 inserts the secret, so the row always exists.
@@ -71,6 +76,7 @@ export function openSqliteRepositories (path: string, {
     usage: () => ({ connections: Number(db.open), maxConnections: 1, queriesInFlight: 0 }),
     close: async () => {
       await readers?.close()
+      await exports?.close()
       apiKeys.close()
       writes.flush()
       db.close()

@@ -5,12 +5,12 @@ import { uuidv7 } from 'uuidv7'
 import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
-import type { EventFeed, EventLane, ExpectedRevisions, GivenIdentity, IdempotencyEntry, ListCaller, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
+import type { EventFeed, EventLane, ExpectedRevisions, ExportOptions, GivenIdentity, IdempotencyEntry, ListCaller, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
 import { recordColumns, SqliteListing } from './listing.js'
 import type { ReadPool } from './read-pool.js'
 import { eventEnvelope, type EventType } from '../events.js'
 import type { EventWriter, SqliteEventFeed } from './events.js'
-import { sqliteExport } from './export.js'
+import { type ExportThreads, memoryExport } from './export.js'
 import type { ExternalWrites } from './external-writes.js'
 import type { GroupCommit } from './group-commit.js'
 import { SqliteSearchIndex } from './search-index.js'
@@ -34,6 +34,8 @@ export interface TableDependencies {
   events: EventWriter & Pick<EventFeed, 'head'> & Pick<SqliteEventFeed, 'headIn'>
   /** Reader threads for the list pages that are more than a seek; null reads them all here. */
   readers: ReadPool | null
+  /** Threads that read exports of a file; null (a database in memory) reads them here. */
+  exports: ExportThreads | null
 }
 
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
@@ -45,6 +47,7 @@ export class SqliteTable<T, V extends object> {
   readonly #writable: string[]
   readonly #listing: SqliteListing<T>
   readonly #readers: ReadPool | null
+  readonly #exports: ExportThreads | null
   readonly #get: Statement<[string], VersionedRow>
   readonly #current: Statement<[string], CurrentRow>
   readonly #insert: Statement<[Row]>
@@ -63,10 +66,11 @@ export class SqliteTable<T, V extends object> {
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
 
-  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events, readers }: TableDependencies) {
+  constructor (db: Database.Database, spec: TableSpec<V>, { idempotency, writes, external, cacheSize, listLimits, events, readers, exports }: TableDependencies) {
     this.#db = db
     this.#spec = spec
     this.#readers = readers
+    this.#exports = exports
     this.#writes = writes
     this.#external = external
     this.#feed = events
@@ -197,8 +201,11 @@ export class SqliteTable<T, V extends object> {
     return { ...page, position }
   }
 
-  async export (query: ListQuery, feedPosition = false): Promise<RecordExport> {
-    return sqliteExport(this.#db, this.#listing.everything(query), this.#listing.fields, feedPosition ? connection => this.#feed.headIn(connection) : null)
+  async export (query: ListQuery, { format, feedPosition = false }: ExportOptions): Promise<RecordExport> {
+    const statements = this.#listing.everything(query)
+    const fields = this.#listing.fields
+    if (this.#exports === null) return memoryExport(this.#db, statements, fields, format, feedPosition ? () => this.#feed.headIn(this.#db) : null)
+    return this.#exports.open(statements, fields, format, feedPosition)
   }
 
   async get (id: string): Promise<Versioned<T> | null> {
