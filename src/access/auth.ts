@@ -86,9 +86,10 @@ function unauthorized (reply: FastifyReply, detail: string, challenge: string): 
 /**
  * fastify-openapi-glue's security handlers, one per scheme in openapi.yaml; a throw refuses the request.
  * An anonymous caller passes only where the served document leaves the operation open (`- {}`), and
- * there a key without the scope passes too: a key never gets less than no key. It is then served as
- * an anonymous caller is, and given nothing more (no `Events-Cursor`: positions in the change feed are
- * for keys that may read it); its quota stays the key's.
+ * there a key without the scope passes too: a key never gets less than no key. It is served what an
+ * anonymous caller is and nothing more (no `Events-Cursor`: positions in the change feed are for keys
+ * that may read it, src/handlers/paging.ts), and stays a key for what it holds: its quota, its exports,
+ * its turn for a reader.
  */
 export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, reply: FastifyReply, scopes: string[]) => Promise<void>> = {
   async bearerAuth (request, reply, scopes) {
@@ -102,10 +103,6 @@ export const securityHandlers: Record<'bearerAuth', (request: FastifyRequest, re
     }
     const missing = scopes.filter(scope => !(caller.scopes as readonly string[]).includes(scope))
     if (missing.length === 0) return
-    if ((request.routeOptions.config as RouteConfig).openToAnonymous === true) {
-      request.caller = anonymous
-      return
-    }
-    throw new MissingScopeError(missing)
+    if ((request.routeOptions.config as RouteConfig).openToAnonymous !== true) throw new MissingScopeError(missing)
   }
 }

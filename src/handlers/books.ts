@@ -11,6 +11,7 @@ import { asIs, type ListContext, type ListParameters, listPage } from './paging.
 export const bookList: ListParameters = {
   path: '/books',
   plural: 'books',
+  readScope: 'books:read',
   equals: { author: { field: 'author', normalise: fold }, isbn: { field: 'isbn', normalise: asIs } },
   ranges: [
     { field: 'published_year', min: 'published_year_min', max: 'published_year_max' },

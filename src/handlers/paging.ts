@@ -1,6 +1,7 @@
 // List operations over HTTP: query parameters into a storage ListQuery, cursors bound to it, Link headers.
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Scope } from '../access/api-keys.js'
 import type { CursorCodec } from '../http/cursor.js'
 import { ListBusyError, ListQueueFullError, QueryError, ValidationError } from '../http/errors.js'
 import { FOLD_VERSION } from '../domain/search/fold.js'
@@ -21,10 +22,21 @@ export interface ListParameters {
   path: string
   /** Plural noun for messages. */
   plural: string
+  /** The scope that reads the collection, and so its events: only a key holding it is told feed positions. */
+  readScope: Scope
   /** Equality parameters → storage field, and how their values are normalised. */
   equals: Record<string, { field: string, normalise: (value: string) => string }>
   /** Range parameters: the storage field and the parameters of its two ends. */
   ranges: { field: string, min: string, max: string, instants?: boolean }[]
+}
+
+/**
+ * Whether the answer tells the caller its position in the change feed (Events-Cursor): only a key that
+ * may read the collection's events; the position, which moves with every write, would tell anyone else
+ * how often the service is written to (students enrolled included).
+ */
+function followsFeed (request: FastifyRequest, list: ListParameters): boolean {
+  return request.caller.kind === 'key' && request.caller.scopes.includes(list.readScope)
 }
 
 type Query = Record<string, string | number | boolean | string[] | undefined>
@@ -139,7 +151,7 @@ export async function listPage<T> (
   reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`)
   const format = exportFormat(request)
   if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', 'applies only to a CSV export (Accept: text/csv)')
-  if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, exports, withPosition: request.caller.kind === 'key' })
+  if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, exports, withPosition: followsFeed(request, list) })
   // The contract's default (20) fills an absent limit during validation.
   const { limit = 20, cursor } = request.query
   let after: string | null = null
@@ -153,10 +165,8 @@ export async function listPage<T> (
     after = position.slice(separator + 1)
   }
   // Read with the page: every change after this position is either in the page or after it in the
-  // feed, so a client that lists, then follows the feed from here, misses nothing. Only for a caller
-  // with a key: the feed needs one, and the position, which moves with every write, would tell anyone
-  // how often the service is written to (students enrolled included).
-  const withPosition = request.caller.kind === 'key'
+  // feed, so a client that lists, then follows the feed from here, misses nothing.
+  const withPosition = followsFeed(request, list)
   // Costly pages take turns per caller: a key, or else the client's address (as the rate limit counts them).
   const caller: ListCaller = request.caller.kind === 'key' ? { id: request.caller.keyId, anonymous: false } : { id: request.ip, anonymous: true }
   let page: ListedPage<T>

@@ -9,6 +9,7 @@ import { asIs, type ListContext, type ListParameters, listPage, lowerCase } from
 export const studentList: ListParameters = {
   path: '/api/students',
   plural: 'students',
+  readScope: 'students:read',
   // Emails are ASCII (format: email), so lower-casing is the whole of ignoring their case.
   equals: { email: { field: 'email', normalise: lowerCase }, status: { field: 'status', normalise: asIs } },
   ranges: [
