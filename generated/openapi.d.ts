@@ -225,8 +225,10 @@ export interface paths {
          *     The upload is one request: it must arrive and be checked within the server's
          *     `REQUEST_TIMEOUT` (30 s by default), else a 408 and nothing written; an operator raises it
          *     for files of millions of rows (about 40,000 rows a second are received on a small server).
-         *     An `Idempotency-Key` makes a retried upload answer the first one's import instead of
-         *     starting a second (while the first is still being received, a 409); an upload that never
+         *     An `Idempotency-Key` makes a retried upload (the same file, `collection`, `mode` and media
+         *     type) answer the first one's import instead of starting a second (while the first is still
+         *     being received, a 409); the key sent with another file, collection, mode or media type is a
+         *     422 (nothing imported); an upload that never
          *     arrived whole (cut, refused, over a limit) frees its key, so that its retry starts afresh. The rate limit counts an import as one request and one more per 1,000
          *     rows read; a file that spends the quota stops there (429, nothing written).
          */
@@ -1159,7 +1161,7 @@ export interface components {
              * @example /books
              */
             instance?: string;
-            /** @description Each problem of a validation failure. */
+            /** @description Each problem of a validation failure, at most 100 (the first found); when there were more, `detail` says how many. */
             errors?: components["schemas"]["ProblemError"][];
             /**
              * @description On a 429, the rate-limit policies (as named in `RateLimit-Policy`) the request exceeded.
@@ -1390,7 +1392,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or header is invalid, or the file's CSV header names fields the collection does not have. Nothing was written. */
+        /** @description A parameter or header is invalid, or the file's CSV header names fields the collection does not have (or a field twice), each such name said once, the first 100 of them, `detail` counting every column refused. Nothing was written. */
         ImportBadRequest: {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];

@@ -56,3 +56,37 @@ t.test('what is not RFC 4180 is refused by the line it starts on, and reading go
   const long = await read('"' + 'x'.repeat((1 << 20) + 10), [1 << 19, (1 << 20) + 5])
   t.match(long, [{ line: 1, error: /longer than 1048576 characters/ }], 'an unclosed quote is given up past a bound, not read again for ever')
 })
+
+// Text near the grammar's edges: quotes, escaped quotes, commas, every kind of line end, characters of two code units.
+const hostileText = fc.array(fc.constantFrom('a', 'bc', ',', '"', '""', '\r', '\n', '\r\n', 'é', '😀'), { maxLength: 60 }).map(parts => parts.join(''))
+
+t.test('however a file is cut into chunks, it reads as the same records, errors and line numbers as in one piece', async t => {
+  const read = async (text: string, cuts: number[], longest?: number) => {
+    const records: CsvRecord[] = []
+    for await (const record of csvRecords(chunked(text, cuts), longest === undefined ? {} : { longest })) records.push(record)
+    return records
+  }
+  // A small bound stands in for the 1 MiB one: records longer than it are refused, wherever the chunks end.
+  await fc.assert(fc.asyncProperty(hostileText, fc.array(fc.nat(), { maxLength: 10 }), fc.option(fc.integer({ min: 1, max: 24 }), { nil: undefined }), async (text, cuts, longest) => {
+    const whole = await read(text, [], longest)
+    const cut = await read(text, cuts, longest)
+    if (JSON.stringify(cut) !== JSON.stringify(whole)) throw new Error(`${JSON.stringify(text)} cut at ${cuts} (longest ${longest}): ${JSON.stringify(cut)}, in one piece ${JSON.stringify(whole)}`)
+  }), { seed: 20261128, numRuns: 3000 })
+  t.pass('every generated file')
+  // A record just over the bound is refused whether it arrives whole or cut, and the next one read.
+  const long = 'x'.repeat((1 << 20) + 1) + '\r\nok\r\n'
+  for (const cuts of [[], [1 << 19], [1 << 20, (1 << 20) + 2]]) {
+    t.match(await read(long, cuts), [{ line: 1, error: /^starts a record longer than 1048576 characters/ }, { line: 2, cells: ['ok'] }], `cut at ${cuts}`)
+  }
+  // Passed over as the grammar reads it: quoted line ends are the record's, and count as lines.
+  t.match(await read('"a\nb\nc,d"\r\ne\r\n"f\n', [], 4), [{ line: 1, error: /^starts a record longer than 4 characters/ }, { line: 4, cells: ['e'] }, { line: 5, error: 'opens a quoted cell that is never closed' }])
+  const longest = 'x'.repeat(1 << 20)
+  t.same(await read(`${longest}\r\n"${longest.slice(2)}"\r\n`, [1 << 20, (1 << 20) + 1]), [{ line: 1, cells: [longest] }, { line: 2, cells: [longest.slice(2)] }], 'a record of 1 MiB is read, its CRLF cut or not')
+})
+
+/** The text cut at these places (any number, in any order), as chunks. */
+function chunked (text: string, cuts: number[]): AsyncIterable<string> {
+  const at = [...new Set(cuts.map(c => c % (text.length + 1)))].sort((a, b) => a - b)
+  const chunks = [...at, text.length].map((end, i) => text.slice(i === 0 ? 0 : at[i - 1], end)).filter(c => c !== '')
+  return (async function * () { yield * chunks })()
+}

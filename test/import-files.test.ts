@@ -1,9 +1,12 @@
 // Reading an import's file (limits, encodings, what is not a row) and writing its staged rows (a runner's batches, taken up again), below HTTP.
 import { Readable } from 'node:stream'
+import { setImmediate } from 'node:timers/promises'
+import fc from 'fast-check'
 import t from 'tap'
 import { readContract } from '../src/contract/openapi-document.js'
 import { rowChecker } from '../src/imports/check.js'
-import { type FileRow, fileRows, type ImportFormat } from '../src/imports/rows.js'
+import { pacer } from '../src/imports/pacer.js'
+import { type FileRow, fileRows, type ImportFormat, type InvalidHeaderError, lines, rowsPerLook } from '../src/imports/rows.js'
 import { ImportRunner } from '../src/imports/runner.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { eventually } from './helper.js'
@@ -69,4 +72,94 @@ t.test('a runner writes staged rows: a record its import stored before its node 
   t.equal((await books.get(ids[2]!))?.record.title, 'Fresh')
   runner.run('i1')
   t.equal((await imports.get('i1'))!.state, 'succeeded', 'an import that has ended is not run again')
+})
+
+t.test('ndjson: however the text is cut, the same lines; a line past the bound is handed on once (to be refused), the rest of it passed over', async t => {
+  const read = async (text: string, cuts: number[], longest: number) => {
+    const at = [...new Set(cuts.map(c => c % (text.length + 1)))].sort((a, b) => a - b)
+    const chunks = [...at, text.length].map((end, i) => text.slice(i === 0 ? 0 : at[i - 1], end)).filter(c => c !== '')
+    const read: string[] = []
+    for await (const line of lines((async function * () { yield * chunks })(), { longest })) read.push(line)
+    return read
+  }
+  const text = fc.array(fc.constantFrom('{}', '"x"', ' ', '\r', '\n', '\r\n', 'é', '😀'), { maxLength: 40 }).map(parts => parts.join(''))
+  await fc.assert(fc.asyncProperty(text, fc.array(fc.nat(), { maxLength: 8 }), fc.integer({ min: 1, max: 12 }), async (text, cuts, longest) => {
+    const [whole, cut] = [await read(text, [], longest), await read(text, cuts, longest)]
+    if (JSON.stringify(cut) !== JSON.stringify(whole)) throw new Error(`${JSON.stringify(text)} cut at ${cuts} (longest ${longest}): ${JSON.stringify(cut)}, whole ${JSON.stringify(whole)}`)
+    // Each line is read as it is, or (past the bound) refused: never another line's text.
+    const expected = text.split('\n').map((line, i, all) => i < all.length - 1 && line.endsWith('\r') ? line.slice(0, -1) : line)
+    if (expected.at(-1) === '') expected.pop()
+    if (whole.length !== expected.length || whole.some((line, i) => line.length > longest ? !expected[i]!.startsWith(line) : line !== expected[i])) {
+      throw new Error(`${JSON.stringify(text)} (longest ${longest}) read as ${JSON.stringify(whole)}`)
+    }
+  }), { seed: 20261128, numRuns: 2000 })
+  t.pass('every generated text')
+})
+
+t.test('while a file is read, the event loop gets a turn once the time budget is spent, whether rows arrive or not', async t => {
+  /** Reads `chunks` on a fake clock that the work moves: `chunkMs` for each chunk, `rowMs` for each row. When and after how many rows each turn came. */
+  const read = async (chunks: string[], format: ImportFormat, { chunkMs = 0, rowMs = 0 }) => {
+    let now = 0
+    let rows = 0
+    const turns: { at: number, rows: number }[] = []
+    const pace = pacer({ budgetMs: 4, clock: () => now, turn: async () => { turns.push({ at: now, rows }) } })
+    // Each chunk arrives on its own (a stream hands on at once what it holds, as one chunk).
+    const arriving = Readable.from((async function * () {
+      for (const chunk of chunks) {
+        await setImmediate()
+        now += chunkMs
+        yield Buffer.from(chunk)
+      }
+    })())
+    for await (const row of fileRows(arriving, format, shape, { maxBytes: 1 << 30, maxRows: 1 << 20 }, () => {}, pace)) {
+      if (row !== undefined) rows++
+      now += rowMs
+    }
+    return { rows, turns, gaps: turns.map(({ at }, i) => at - (turns[i - 1]?.at ?? 0)) }
+  }
+  // One record that never ends, 1,000 chunks of a millisecond's work: a turn each time 4 ms have passed, before any row.
+  for (const format of ['csv', 'ndjson'] as const) {
+    const never = await read([...(format === 'csv' ? 'title\n' : '')].concat(Array(1000).fill('a')), format, { chunkMs: 1 })
+    t.ok(never.turns.length >= 200, `${format}: ${never.turns.length} turns`)
+    t.ok(never.gaps.every(gap => gap >= 4 && gap <= 5), `${format}: every 4 ms of work, give or take a chunk`)
+    t.ok(never.turns.every(turn => turn.rows === 0), `${format}: all of them before any row`)
+  }
+  // Thousands of rows in one chunk, each a millisecond's work: a turn at the first look at the clock past the budget.
+  const rows = ['title,author\n' + 'Dune,Frank Herbert\n'.repeat(5000)]
+  const slow = await read(rows, 'csv', { rowMs: 1 })
+  t.equal(slow.rows, 5000)
+  t.ok(slow.turns.length >= 5000 / rowsPerLook - 1, `${slow.turns.length} turns`)
+  t.ok(slow.gaps.every(gap => gap >= 4 && gap <= rowsPerLook), `at most ${rowsPerLook} rows after the budget is spent`)
+  t.same((await read(rows, 'csv', {})).turns, [], 'no turn while the budget is not spent, however many rows')
+})
+
+t.test('a pacer: null within the budget, a turn once it is spent, the budget counted again from the turn\'s end', async t => {
+  let now = 100
+  let turns = 0
+  const pace = pacer({ budgetMs: 4, clock: () => now, turn: async () => { turns++; now += 2 } })
+  now = 103.9
+  t.equal(pace(), null)
+  now = 104
+  await pace()
+  t.equal(turns, 1)
+  now = 109.9
+  t.equal(pace(), null, 'the budget starts again after the turn (at 106)')
+  now = 110
+  await pace()
+  t.equal(turns, 2)
+  t.equal(pacer()(), null, 'by default, on the real clock: no turn due at once')
+})
+
+t.test('a CSV header naming many columns it cannot take: one problem per name, at most 100, names cut, every column counted', async t => {
+  t.match(await rowsOf(['x,'.repeat(499_999) + 'x\r\n'], 'csv'), {
+    message: 'The CSV header has 500000 columns the import cannot take',
+    columns: [{ parameter: 'x', detail: /^is not a field of this resource \(the fields are .*\); 500000 columns have this name$/ }]
+  })
+  const distinct = await rowsOf([Array.from({ length: 120_000 }, (_, i) => `c${i}`).join(',') + ',title\r\n'], 'csv') as InvalidHeaderError
+  t.equal(distinct.message, 'The CSV header has 120000 columns the import cannot take; the first 100 names refused are listed')
+  t.same(distinct.columns.slice(0, 2).map(c => c.parameter), ['c0', 'c1'])
+  t.equal(distinct.columns.length, 100)
+  const long = await rowsOf(['title,' + 'n'.repeat(5000) + ',author,title,title\r\n'], 'csv') as InvalidHeaderError
+  t.equal(long.message, 'The CSV header has 3 columns the import cannot take')
+  t.same(long.columns.map(c => [c.parameter, c.detail.slice(0, 20)]), [['n'.repeat(99) + '…', 'is not a field of th'], ['title', 'is named 3 times']])
 })

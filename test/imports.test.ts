@@ -169,6 +169,46 @@ t.test('Idempotency-Key: a retried upload answers the first import; another file
   t.equal((await api.request({ url: '/books' })).json().items.length, 1, 'one import, one record')
 })
 
+t.test('Idempotency-Key: a replay is the same request: the same file into another collection, with another mode or format, is a 422', async t => {
+  const api = await service(t)
+  const headers = { ...csv, 'idempotency-key': '"import-2"' }
+  const file = 'title,author\r\nDune,Frank Herbert\r\n'
+  const first = await api.request({ method: 'POST', url: '/imports?collection=books', headers, payload: file })
+  t.equal(first.statusCode, 202)
+  for (const [url, changed] of [['/imports?collection=students', headers], ['/imports?collection=books&mode=valid', headers], ['/imports?collection=books', { ...headers, ...ndjson }]] as const) {
+    const again = await api.request({ method: 'POST', url, headers: changed, payload: file })
+    t.match(again.json(), { status: 422, type: '/problems/idempotency-key-reused', detail: 'This Idempotency-Key was used for another import (CSV into books, mode=all)' }, `${url} ${changed['content-type']}`)
+    t.equal(again.headers['idempotent-replayed'], undefined)
+  }
+  t.equal((await api.request({ method: 'POST', url: '/imports?collection=books&mode=all', headers, payload: file })).headers['idempotent-replayed'], 'true', 'the same request, its mode spelt out, is a replay')
+  const lines = { ...ndjson, 'idempotency-key': '"import-3"' }
+  t.equal((await api.request({ method: 'POST', url: '/imports?collection=students&mode=valid', headers: lines, payload: '{"name":"Ada","email":"ada@example.org"}\n' })).statusCode, 202)
+  t.match((await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: lines, payload: '{"name":"Ada","email":"ada@example.org"}\n' })).json(), { status: 422, detail: 'This Idempotency-Key was used for another import (NDJSON into students, mode=valid)' })
+  t.equal((await api.request({ url: '/imports' })).json().items.length, 2, 'one import per key')
+})
+
+t.test('the media type is read as the contract names it: in any case, with parameters', async t => {
+  const api = await service(t)
+  for (const type of ['Text/CSV', 'text/csv; charset=utf-8', 'TEXT/CSV;header=present']) {
+    const { started, ended } = await imported(api, 'collection=books', { 'content-type': type }, `title,author\r\n${type},A\r\n`)
+    t.match(started, { format: 'csv' }, type)
+    t.match(ended, { state: 'succeeded', rows: { written: 1 } }, type)
+  }
+  const { started } = await imported(api, 'collection=books', { 'content-type': 'Application/X-NDJSON; charset=utf-8' }, '{"title":"Emma","author":"Jane Austen"}\n')
+  t.equal(started.format, 'ndjson')
+})
+
+t.test('a CSV header of 500,000 columns the import cannot take is a small 400: one problem per name, at most 100', async t => {
+  const api = await service(t)
+  const same = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'x,'.repeat(499_999) + 'x\r\nDune\r\n' })
+  t.match(same.json(), { status: 400, type: '/problems/invalid-import', detail: 'The CSV header has 500000 columns the import cannot take', errors: [{ parameter: 'x', detail: /; 500000 columns have this name$/ }] })
+  t.equal(same.json().errors.length, 1)
+  const distinct = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: Array.from({ length: 120_000 }, (_, i) => `c${i}`).join(',') + '\r\n' })
+  t.match(distinct.json(), { status: 400, detail: 'The CSV header has 120000 columns the import cannot take; the first 100 names refused are listed' })
+  t.equal(distinct.json().errors.length, 100)
+  t.ok(distinct.payload.length < 40_000, `${distinct.payload.length} bytes`)
+})
+
 t.test('an import is its key\'s: another key neither sees nor cancels it, and starting one needs the collection\'s write scope', async t => {
   const repositories = await openTestRepositories(t)
   const api = await build(t, unlimited, { repositories })

@@ -1,8 +1,11 @@
-// Readers of client bytes cost work linear in them, counted (never timed): JSON bodies, query strings, X-Request-Id, the URL redaction.
+// Readers of client bytes cost work linear in them, counted (never timed): JSON bodies, query strings, X-Request-Id, the URL redaction, an import's CSV and NDJSON however chunked.
 import fc from 'fast-check'
 import t from 'tap'
-import { maxNesting, maxProblems, parseIJson, type WorkMeter } from '../src/formats/i-json.js'
+import { csvRecords } from '../src/formats/csv.js'
+import { maxNesting, maxProblems, parseIJson } from '../src/formats/i-json.js'
+import type { WorkMeter } from '../src/formats/work-meter.js'
 import { queryEncodingProblems } from '../src/http/protocol.js'
+import { lines } from '../src/imports/rows.js'
 import { urlRedactor } from '../src/observability/log-redaction.js'
 import { requestId } from '../src/observability/request-id.js'
 
@@ -123,4 +126,73 @@ t.test('URL redaction: doubling any URL at most doubles the work of masking it',
   t.equal(urlRedactor([])(questions), questions)
   await fc.assert(fc.property(urlShape, ({ pieces, n }) =>
     linear(size => '/books/' + pieces.join('').repeat(size), (url, meter) => urlRedactor(['operator-secret-value', 'metrics-token-secret-0123456789'], { meter })(url), n, 1000)), { numRuns: 150, seed: 38 })
+})
+
+/** Import files an attacker would send, of about `n` characters. */
+const shapes: Record<string, (n: number) => string> = {
+  'one record that never ends': n => 'title\n' + 'a'.repeat(n),
+  'an unclosed quote': n => 'title\n"' + 'a'.repeat(n),
+  'an unclosed quote holding line ends': n => '"' + 'a\r\n'.repeat(n / 3),
+  'a long line': n => 'x'.repeat(n) + '\n',
+  columns: n => 'x,'.repeat(n / 2),
+  'quoted columns': n => '"x",'.repeat(n / 4),
+  'quoted columns holding line ends': n => '"\n",'.repeat(n / 4),
+  'blank lines': n => '\n'.repeat(n),
+  'CRLF blank lines': n => '\r\n'.repeat(n / 2),
+  'escaped quotes': n => '"' + '""'.repeat(n / 2) + '"\n',
+  'a quote in each unquoted cell': n => 'a"b\n'.repeat(n / 4),
+  'a quote in a cell, then a long line': n => 'a"' + 'b'.repeat(n),
+  'lone CRs': n => 'a\r'.repeat(n / 2),
+  'text after closing quotes': n => '"a"b'.repeat(n / 4)
+}
+
+const readers = {
+  csv: (chunks: string[], meter: WorkMeter) => drain(csvRecords(fromChunks(chunks), { meter })),
+  ndjson: (chunks: string[], meter: WorkMeter) => drain(lines(fromChunks(chunks), { meter }))
+}
+
+async function drain (read: AsyncIterable<unknown>): Promise<void> {
+  for await (const item of read) if (item === undefined) throw new Error('a reader gave nothing')
+}
+
+async function * fromChunks (chunks: string[]): AsyncGenerator<string> {
+  yield * chunks
+}
+
+/** Characters `reader` examines to read `text` sent in chunks of `size`. */
+async function work (reader: keyof typeof readers, text: string, size: number): Promise<number> {
+  const chunks: string[] = []
+  for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size))
+  let scanned = 0
+  await readers[reader](chunks, units => { scanned += units })
+  return scanned
+}
+
+/** Work of reading twice the file: at most twice the work of reading it, plus a constant. */
+async function doubling (reader: keyof typeof readers, shape: string, n: number, size: number): Promise<string | null> {
+  const [once, twice] = [await work(reader, shapes[shape]!(n), size), await work(reader, shapes[shape]!(2 * n), size)]
+  if (once < n / 2) return `${reader}, ${shape}: ${once} characters examined of ${n}: the meter does not count the work`
+  return twice <= 2 * once + 64 ? null : `${reader}, ${shape}, ${n} characters in chunks of ${size}: ${once} examined, ${twice} for twice the file`
+}
+
+t.test('doubling a hostile file at most doubles the readers\' work, whatever the chunks (1 byte, 20, a CRLF or a quote cut in two)', async t => {
+  await fc.assert(fc.asyncProperty(
+    fc.constantFrom(...Object.keys(readers) as (keyof typeof readers)[]),
+    fc.constantFrom(...Object.keys(shapes)),
+    fc.integer({ min: 500, max: 4000 }),
+    fc.constantFrom(1, 2, 3, 20, 1000, 65_536),
+    async (reader, shape, n, size) => {
+      const failed = await doubling(reader, shape, n, size)
+      if (failed !== null) throw new Error(failed)
+    }), { seed: 20261128, numRuns: 200 })
+  t.pass('every shape, size and chunking')
+})
+
+t.test('the attack\'s sizes: a 1 MiB line in 20-byte chunks, 500,000 columns, a record in 1-byte chunks', async t => {
+  for (const reader of Object.keys(readers) as (keyof typeof readers)[]) {
+    t.equal(await doubling(reader, 'one record that never ends', 1 << 19, 20), null, `${reader}: a 1 MiB record in 20-byte chunks`)
+    t.equal(await doubling(reader, 'an unclosed quote', 1 << 19, 20), null, `${reader}: an unclosed quote of 1 MiB in 20-byte chunks`)
+    t.equal(await doubling(reader, 'columns', 500_000, 65_536), null, `${reader}: 500,000 columns`)
+    t.equal(await doubling(reader, 'one record that never ends', 100_000, 1), null, `${reader}: 200,000 characters in 1-byte chunks`)
+  }
 })

@@ -1,4 +1,5 @@
 // CSV as exports write it: RFC 4180 quoting, CRLF, and text that spreadsheets will not run as a formula.
+import { unmetered, type WorkMeter } from './work-meter.js'
 /** A cell a spreadsheet would read as a formula (OWASP's list), after any apostrophes already escaping one. */
 const formula = /^'*[=+\-@\t\r]/
 const quoted = /[",\r\n]/
@@ -31,148 +32,299 @@ export function csvRow (values: readonly unknown[]): string {
 /** A record of a CSV file and the line it starts on, or why the text from that line is not a record. */
 export type CsvRecord = { line: number, cells: string[] } | { line: number, error: string }
 
+export interface ReaderOptions {
+  /** Characters one record may hold; past them, it is refused and the rest of it passed over. */
+  longest?: number
+  /** Told of the characters the reader examines, each time it examines one (tests prove it linear). */
+  meter?: WorkMeter
+}
+
 /** Characters one record may take: far beyond any record's cells (the longest field is 500 characters). */
-const longestRecord = 1 << 20
+export const longestRecord = 1 << 20
 
 const [quote, comma, lf, cr] = ['"', ',', '\n', '\r'].map(c => c.charCodeAt(0)) as [number, number, number, number]
 
+// Where a reader stands in the text; a chunk that ends anywhere leaves it there for the next one.
+/** Before a record's first character (a blank line holds no record). */
+const atRecord = 0
+/** A record began with CR: LF makes it a blank line. */
+const atRecordCr = 1
+/** After a comma: a cell begins. */
+const atCell = 2
+/** In a cell that is not quoted. */
+const inCell = 3
+/** In a quoted cell. */
+const inQuotes = 4
+/** After a quote in a quoted cell: a second quote is a quote in the cell, anything else closed it. */
+const atQuote = 5
+/** After a CR that ends a cell: LF ends the record. */
+const atCr = 6
+/** After a CR that follows a closing quote: LF ends the record. */
+const atCrAfterQuote = 7
+/** In a record in error: the rest of its line is passed over, to its LF. */
+const skipping = 8
+
+const problems = {
+  quoteInCell: 'has a quote inside a cell that is not quoted (quote the cell, and write the quote twice: "")',
+  afterQuote: 'has a character after the closing quote of a cell (a quote inside a quoted cell is written twice: "")',
+  loneCr: 'has a carriage return that does not end the line (quote the cell)',
+  unclosed: 'opens a quoted cell that is never closed'
+}
+
 /**
- * Reads RFC 4180 records from text arriving in chunks: cells quoted or not, `""` for a quote inside a
+ * Reads RFC 4180 records from text given in chunks: cells quoted or not, `""` for a quote inside a
  * quoted cell, which may hold commas and line ends; records end with CRLF or LF; blank lines hold none.
  * A record that breaks the grammar (a quote inside an unquoted cell, text after a closing quote, a
- * quoted cell never closed) is given as an error, and reading goes on at the next line. Written here
- * rather than taken from csv-parse, which cost 7 µs a record with line numbers and error recovery
- * against about 1 µs here (BENCHMARKS.md, imports).
+ * quoted cell never closed) is given as an error, and reading goes on at the next line. A record
+ * longer than `longest` characters is given as an error as soon as it is, and the rest of it read
+ * (as the grammar reads it) without being kept.
+ *
+ * Each character is examined once or twice whatever the chunks: where a chunk ends, the reader keeps its
+ * place (and whether it is in quotes) rather than reading the record again with the next chunk,
+ * which cost time in the square of a record's length. Written here rather than taken from
+ * csv-parse, which cost 7 µs a record with line numbers and error recovery against about 1 µs here
+ * (BENCHMARKS.md, imports).
  */
-export async function * csvRecords (chunks: AsyncIterable<string>): AsyncGenerator<CsvRecord> {
-  let text = ''
-  let at = 0
-  let line = 1
-  for await (const chunk of withEnd(chunks)) {
-    const last = chunk === null
-    text = text.slice(at) + (chunk ?? '')
-    at = 0
-    for (;;) {
-      const read = readRecord(text, at, last)
-      if (read === null) {
-        // Every record is read again from its start as chunks arrive: one that never ends (an
-        // unclosed quote) would cost time in the square of its length. Past a bound, it is given up.
-        if (text.length - at > longestRecord) {
-          yield { line, error: `is part of a record longer than ${longestRecord} characters (a quoted cell never closed?); the rest of this chunk is passed over` }
-          line += count(text, at, text.length)
-          at = text.length
-        }
-        break
+export class CsvReader {
+  readonly #longest: number
+  readonly #meter: WorkMeter
+  #state = atRecord
+  /** Characters of the text before the current chunk; where in the text the current record starts. */
+  #offset = 0
+  #start = 0
+  /** Line ends (LF) read so far; the line the current record starts on. */
+  #lineEnds = 0
+  #line = 1
+  #cells: string[] = []
+  #cell = ''
+  /** The current record has been given as an error already: the rest of it is read, not kept. */
+  #refused = false
+
+  constructor ({ longest = longestRecord, meter = unmetered }: ReaderOptions = {}) {
+    this.#longest = longest
+    this.#meter = meter
+  }
+
+  /** Reads the next chunk of the text; the records it ends are appended to `out`. */
+  read (chunk: string, out: CsvRecord[]): void {
+    const n = chunk.length
+    const offset = this.#offset
+    let state = this.#state
+    let scanned = 0
+    // The first LF at or after a place in this chunk (n when there is none), each stretch searched once.
+    let nextLf = -1
+    const lfFrom = (from: number): number => {
+      if (nextLf < from) {
+        const found = chunk.indexOf('\n', from)
+        nextLf = found === -1 ? n : found
+        scanned += nextLf + 1 - from
       }
-      const start = line
-      line += read.lines
-      at = read.end
-      if (read.cells !== null) yield { line: start, cells: read.cells }
-      else if (read.error !== null) yield { line: start, error: read.error }
+      return nextLf
     }
+    let i = 0
+    while (i < n) {
+      switch (state) {
+        case atRecord: {
+          this.#start = offset + i
+          this.#line = this.#lineEnds + 1
+          const c = chunk.charCodeAt(i)
+          scanned++
+          if (c === lf) {
+            this.#lineEnds++
+            i++
+          } else if (c === cr) {
+            state = atRecordCr
+            i++
+          } else if (c === quote) {
+            state = inQuotes
+            i++
+          } else {
+            state = inCell
+          }
+          break
+        }
+        case atCell:
+          scanned++
+          if (chunk.charCodeAt(i) === quote) {
+            state = inQuotes
+            i++
+          } else {
+            state = inCell
+          }
+          break
+        case inCell: {
+          // An unquoted cell runs to the next comma or line end.
+          let j = i
+          let c = 0
+          while (j < n) {
+            c = chunk.charCodeAt(j)
+            if (c === comma || c === lf || c === cr || c === quote) break
+            j++
+          }
+          scanned += j - i + 1
+          if (!this.#refused) this.#cell += chunk.slice(i, j)
+          if (j === n) {
+            i = n
+            break
+          }
+          i = j + 1
+          if (c === quote) {
+            this.#fail(offset + i, problems.quoteInCell, out)
+            state = skipping
+            break
+          }
+          this.#take()
+          if (c === comma) {
+            state = atCell
+          } else if (c === lf) {
+            this.#lineEnds++
+            this.#end(offset + j, out)
+            state = atRecord
+          } else {
+            state = atCr
+          }
+          break
+        }
+        case inQuotes: {
+          const close = chunk.indexOf('"', i)
+          const end = close === -1 ? n : close
+          scanned += end + 1 - i
+          // Line ends inside the cell are lines of the file.
+          for (let at = lfFrom(i); at < end; at = lfFrom(at + 1)) this.#lineEnds++
+          if (!this.#refused) this.#cell += chunk.slice(i, end)
+          if (close === -1) {
+            i = n
+          } else {
+            state = atQuote
+            i = close + 1
+          }
+          break
+        }
+        case atQuote: {
+          const c = chunk.charCodeAt(i)
+          scanned++
+          i++
+          if (c === quote) {
+            if (!this.#refused) this.#cell += '"'
+            state = inQuotes
+            break
+          }
+          if (c !== comma && c !== lf && c !== cr) {
+            this.#fail(offset + i, problems.afterQuote, out)
+            state = skipping
+            break
+          }
+          this.#take()
+          if (c === comma) {
+            state = atCell
+          } else if (c === lf) {
+            this.#lineEnds++
+            this.#end(offset + i - 1, out)
+            state = atRecord
+          } else {
+            state = atCrAfterQuote
+          }
+          break
+        }
+        case atRecordCr:
+        case atCr:
+        case atCrAfterQuote:
+          scanned++
+          if (chunk.charCodeAt(i) === lf) {
+            this.#lineEnds++
+            // A blank line (CRLF) holds no record.
+            if (state !== atRecordCr) this.#end(offset + i - 1, out)
+            state = atRecord
+            i++
+          } else {
+            // A lone CR ends no line (RFC 4180 ends lines with CRLF; LF is taken too).
+            this.#fail(offset + i, state === atCrAfterQuote ? problems.afterQuote : problems.loneCr, out)
+            state = skipping
+          }
+          break
+        default: {
+          const at = lfFrom(i)
+          if (at < n) {
+            this.#lineEnds++
+            this.#refused = false
+            state = atRecord
+          }
+          i = at + 1
+        }
+      }
+    }
+    // A record still open: past the bound it is refused now, whatever follows, and no more of it kept.
+    if (!this.#refused && state !== atRecord && state !== skipping) {
+      const pendingCr = state === atRecordCr || state === atCr || state === atCrAfterQuote ? 1 : 0
+      if (offset + n - pendingCr - this.#start > this.#longest) this.#fail(offset + n, '', out)
+    }
+    this.#offset = offset + n
+    this.#state = state
+    this.#meter(scanned)
+  }
+
+  /** The text has ended: the record it ends, if any, is appended to `out`. */
+  end (out: CsvRecord[]): void {
+    const end = this.#offset
+    switch (this.#state) {
+      case atCell:
+      case inCell:
+      case atQuote:
+        this.#take()
+        this.#end(end, out)
+        break
+      case inQuotes:
+        this.#fail(end, problems.unclosed, out)
+        break
+      case atRecordCr:
+      case atCr:
+        this.#fail(end, problems.loneCr, out)
+        break
+      case atCrAfterQuote:
+        this.#fail(end, problems.afterQuote, out)
+        break
+    }
+    this.#state = atRecord
+  }
+
+  /** The current cell is complete. */
+  #take (): void {
+    if (!this.#refused) this.#cells.push(this.#cell)
+    this.#cell = ''
+  }
+
+  /** The current record ended, its text running to `to` (its line end left out). */
+  #end (to: number, out: CsvRecord[]): void {
+    if (!this.#refused) out.push(to - this.#start > this.#longest ? { line: this.#line, error: this.#tooLong() } : { line: this.#line, cells: this.#cells })
+    this.#cells = []
+    this.#refused = false
+  }
+
+  /**
+   * The current record is in error, found once its text up to `to` was read: that error, unless the
+   * record was too long by then (which is said instead, whatever chunks the text came in).
+   */
+  #fail (to: number, error: string, out: CsvRecord[]): void {
+    if (!this.#refused) out.push({ line: this.#line, error: to - this.#start > this.#longest ? this.#tooLong() : error })
+    this.#cells = []
+    this.#cell = ''
+    this.#refused = true
+  }
+
+  #tooLong (): string {
+    return `starts a record longer than ${this.#longest} characters (a quoted cell never closed?), which is passed over`
   }
 }
 
-/** The chunks, then null once they end. */
-async function * withEnd (chunks: AsyncIterable<string>): AsyncGenerator<string | null> {
-  yield * chunks
-  yield null
-}
-
-interface Read {
-  /** Null for a blank line, or a record in error. */
-  cells: string[] | null
-  error: string | null
-  /** Where the next record starts, and how many line ends this one took. */
-  end: number
-  lines: number
-}
-
-/** The record starting at `from`, or null when the text ends before it does (more is coming unless `last`). */
-function readRecord (text: string, from: number, last: boolean): Read | null {
-  if (from >= text.length) return null
-  const cells: string[] = []
-  let i = from
-  let lines = 0
-  // A blank line (LF or CRLF) holds no record.
-  if (text.charCodeAt(i) === lf) return { cells: null, error: null, end: i + 1, lines: 1 }
-  if (text.charCodeAt(i) === cr && i + 1 < text.length && text.charCodeAt(i + 1) === lf) return { cells: null, error: null, end: i + 2, lines: 1 }
-  for (;;) {
-    if (text.charCodeAt(i) === quote) {
-      let cell = ''
-      let j = i + 1
-      for (;;) {
-        const close = text.indexOf('"', j)
-        if (close === -1) {
-          if (!last) return null
-          return { cells: null, error: 'opens a quoted cell that is never closed', end: text.length, lines: lines + count(text, i, text.length) }
-        }
-        if (close + 1 >= text.length && !last) return null
-        cell += text.slice(j, close)
-        if (text.charCodeAt(close + 1) === quote) {
-          cell += '"'
-          j = close + 2
-          continue
-        }
-        lines += count(text, i, close)
-        i = close + 1
-        break
-      }
-      cells.push(cell)
-      const next = text.charCodeAt(i)
-      // Only the last chunk ends right after a closing quote (any other waits for the next character).
-      if (i >= text.length) return { cells, error: null, end: i, lines }
-      if (next === comma) {
-        i++
-        continue
-      }
-      const ended = lineEnd(text, i, last)
-      if (ended === null) return null
-      if (ended > 0) return { cells, error: null, end: i + ended, lines: lines + 1 }
-      return skipLine(text, i, lines, last, 'has a character after the closing quote of a cell (a quote inside a quoted cell is written twice: "")')
-    }
-    // An unquoted cell runs to the next comma or line end.
-    let j = i
-    while (j < text.length) {
-      const c = text.charCodeAt(j)
-      if (c === comma || c === lf || c === cr) break
-      if (c === quote) return skipLine(text, j, lines, last, 'has a quote inside a cell that is not quoted (quote the cell, and write the quote twice: "")')
-      j++
-    }
-    if (j >= text.length && !last) return null
-    cells.push(text.slice(i, j))
-    if (j >= text.length) return { cells, error: null, end: j, lines }
-    if (text.charCodeAt(j) === comma) {
-      i = j + 1
-      continue
-    }
-    const ended = lineEnd(text, j, last)
-    if (ended === null) return null
-    // A lone CR ends no line (RFC 4180 ends lines with CRLF; LF is taken too): the cell holds it.
-    if (ended === 0) return skipLine(text, j, lines, last, 'has a carriage return that does not end the line (quote the cell)')
-    return { cells, error: null, end: j + ended, lines: lines + 1 }
+/** The records of text arriving in chunks, as CsvReader reads them. */
+export async function * csvRecords (chunks: AsyncIterable<string>, options?: ReaderOptions): AsyncGenerator<CsvRecord> {
+  const reader = new CsvReader(options)
+  const records: CsvRecord[] = []
+  for await (const chunk of chunks) {
+    reader.read(chunk, records)
+    for (const record of records) yield record
+    records.length = 0
   }
-}
-
-/** Characters of the line end at `i`: 1 for LF, 2 for CRLF, 0 for neither; null when the text ends before it is known. */
-function lineEnd (text: string, i: number, last: boolean): number | null {
-  const c = text.charCodeAt(i)
-  if (c === lf) return 1
-  if (c !== cr) return 0
-  if (i + 1 >= text.length) return last ? 0 : null
-  return text.charCodeAt(i + 1) === lf ? 2 : 0
-}
-
-/** A record in error: the rest of its line is passed over. */
-function skipLine (text: string, from: number, lines: number, last: boolean, error: string): Read | null {
-  const end = text.indexOf('\n', from)
-  if (end === -1 && !last) return null
-  return { cells: null, error, end: end === -1 ? text.length : end + 1, lines: lines + (end === -1 ? 0 : 1) }
-}
-
-/** Line ends (LF) between `from` and `to`. */
-function count (text: string, from: number, to: number): number {
-  let n = 0
-  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++
-  return n
+  reader.end(records)
+  for (const record of records) yield record
 }

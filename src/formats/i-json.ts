@@ -1,18 +1,11 @@
 // JSON as I-JSON (RFC 7493) asks, for any text a client sends: strings that are Unicode text, members named once; problems listed, never thrown.
+import { unmetered, type WorkMeter } from './work-meter.js'
 
 /** One way the text breaks the rules: where (a JSON Pointer in URI fragment form: #/title, #/types/0) and what. */
 export interface JsonProblem {
   pointer: string
   detail: string
 }
-
-/**
- * Told of the work a check does, in units: a character scanned, a value visited, a pointer segment or
- * character built. Every reader of client bytes must cost time linear in them; tests prove it by counting.
- */
-export type WorkMeter = (units: number) => void
-
-const unmetered: WorkMeter = () => {}
 
 /** The problems one text gets at most: Problem.errors' maxItems in the contract. Checking stops at the last. */
 export const maxProblems = 100

@@ -1,7 +1,6 @@
 // Handlers of imports: a file received, checked and staged in the request, then written by the runner; its state, its progress live, its cancellation.
 import { createHash } from 'node:crypto'
 import { PassThrough, type Readable } from 'node:stream'
-import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { FastifyRequest } from 'fastify'
 import { uuidv7 } from 'uuidv7'
 import type { Caller } from '../access/auth.js'
@@ -14,6 +13,11 @@ import type { ImportRunner } from '../imports/runner.js'
 import type { ImportStore, StagedRow, StoredImport } from '../storage/types.js'
 import { keyOf } from './idempotency.js'
 import { recordId } from './input.js'
+
+/** A media type as the contract names it: without parameters, in lower case (RFC 9110: it is case-insensitive). */
+function mediaType (header: string | undefined): string {
+  return String(header).split(';')[0]!.trim().toLowerCase()
+}
 
 type ImportHandlers = Pick<ServiceHandlers, 'listImports' | 'createImport' | 'getImport' | 'cancelImport'>
 
@@ -76,8 +80,14 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
     return found
   }
 
-  /** A retried upload: the same file answers the first import, another file is a 422; either way nothing more is written. */
-  async function replay (held: StoredImport, body: Readable): Promise<StoredImport> {
+  /**
+   * A retried upload: the same file into the same collection, mode and format answers the first import;
+   * anything else is a 422 (the key was used for another request), the file then left unread. Either way nothing more is written.
+   */
+  async function replay (held: StoredImport, asked: Pick<Import, 'collection' | 'mode' | 'format'>, body: Readable): Promise<StoredImport> {
+    if (held.collection !== asked.collection || held.mode !== asked.mode || held.format !== asked.format) {
+      throw new IdempotencyKeyReusedError(`This Idempotency-Key was used for another import (${held.format === 'csv' ? 'CSV' : 'NDJSON'} into ${held.collection}, mode=${held.mode})`)
+    }
     const hash = createHash('sha256')
     for await (const chunk of body) hash.update(chunk as Buffer)
     if (held.fingerprint === null) throw new IdempotencyKeyInUseError()
@@ -113,8 +123,6 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const current = await imports.update(importId, { ...counts, refused: counts.refused + repeats.length, problems }, runner.lease())
       ;[staged, problems, counts] = [[], [], { read: 0, refused: 0, bytes: 0 }]
       if (current.cancel_requested) throw new Stopped('cancelled', `Cancelled while the file was being received, after ${current.rows.read} rows; nothing was written.`, null)
-      // A file arriving faster than it is read leaves its stream never empty: other requests go first between batches.
-      await yieldToLoop()
     }
     try {
       for await (const row of fileRows(body, format, checker.shape, limits, chunk => { counts.bytes += chunk.length; hash.update(chunk) })) {
@@ -180,14 +188,14 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const { keyId, scopes } = request.caller as Extract<Caller, { kind: 'key' }>
       const scope = `${collection}:write` as const
       if (!scopes.includes(scope)) throw new MissingScopeError([scope])
-      // The contract admits only its two media types; the parser handed the body over unread.
-      const format = String(request.headers['content-type']).startsWith('text/csv') ? 'csv' : 'ndjson'
+      // The contract admits only its two media types (a 415 before this, for any other); the parser handed the body over unread.
+      const format = mediaType(request.headers['content-type']) === 'text/csv' ? 'csv' : 'ndjson'
       const body = request.body as unknown as Readable
       const importId = uuidv7()
       const lease = runner.lease()
       const held = await imports.start({ import_id: importId, keyId, collection, mode, format, created_at: now(), idempotencyKey: keyOf(request) ?? null }, lease.runner, lease.until)
       if (held !== null) {
-        const first = await replay(held, body)
+        const first = await replay(held, { collection, mode, format }, body)
         return reply.code(202).headers({ location: `/imports/${first.import_id}`, 'idempotent-replayed': 'true' }).send(view(first))
       }
       let answer: StoredImport

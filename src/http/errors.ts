@@ -46,8 +46,8 @@ export class PreconditionFailedError extends ApiError {
 
 /** The Idempotency-Key was used before with a different request body. */
 export class IdempotencyKeyReusedError extends ApiError {
-  constructor () {
-    super(422, '/problems/idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  constructor (detail = 'This Idempotency-Key was used with a different request body') {
+    super(422, '/problems/idempotency-key-reused', detail)
   }
 }
 

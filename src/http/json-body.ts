@@ -1,5 +1,6 @@
 // Request bodies as I-JSON (RFC 7493) asks: src/formats/i-json.ts finds what is wrong and where; here that is a 400.
-import { parseIJson, type WorkMeter } from '../formats/i-json.js'
+import { parseIJson } from '../formats/i-json.js'
+import type { WorkMeter } from '../formats/work-meter.js'
 import { ValidationError } from './errors.js'
 
 /**

@@ -9,6 +9,8 @@ import { requestErrorDetail, validationError } from './problem-details.js'
 // The maxLength of each string of the Problem and ProblemError schemas in openapi.yaml (a test
 // compares them): a problem echoes what the client sent (its URL, a field's name), which may be longer.
 const limits = { detail: 2000, instance: 2000, errorDetail: 500, pointer: 500, parameter: 100 }
+/** The maxItems of Problem.errors: each thrower caps its own list; this holds whatever one fails to. */
+const errorsMax = 100
 
 /** `text` cut to `max` characters, the cut marked with an ellipsis. */
 function clip (text: string, max: number): string {
@@ -40,7 +42,9 @@ declare module 'fastify' {
  */
 export function sendProblem (reply: FastifyReply, problem: Omit<Problem, 'title' | 'instance'> & { title?: string }): FastifyReply {
   const { redact } = reply.server
-  const { detail, errors } = problem
+  const { errors } = problem
+  let { detail } = problem
+  if (errors !== undefined && errors.length > errorsMax) detail = `${detail ?? titleOf(problem.status)} (errors lists the first ${errorsMax} of ${errors.length})`
   return reply
     .code(problem.status)
     .type('application/problem+json')
@@ -49,7 +53,7 @@ export function sendProblem (reply: FastifyReply, problem: Omit<Problem, 'title'
       instance: clip(redact(reply.request.url), limits.instance),
       ...problem,
       ...(detail !== undefined && { detail: clip(redact(detail), limits.detail) }),
-      ...(errors !== undefined && { errors: errors.map(error => clipError(redactError(error, redact))) })
+      ...(errors !== undefined && { errors: errors.slice(0, errorsMax).map(error => clipError(redactError(error, redact))) })
     })
 }
 

@@ -1,7 +1,8 @@
 // HTTP rules the contract cannot state: 405 with Allow, problem 404, 406 on Accept, strict query strings.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler, preValidationHookHandler } from 'fastify'
 import type { ProblemError } from '../contract/api-types.js'
-import { maxProblems, type WorkMeter } from '../formats/i-json.js'
+import { maxProblems } from '../formats/i-json.js'
+import type { WorkMeter } from '../formats/work-meter.js'
 import { ApiError, ValidationError } from './errors.js'
 import { sendProblem } from './problems.js'
 

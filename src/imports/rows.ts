@@ -1,8 +1,10 @@
 // Reads an import's file as it arrives: CSV or NDJSON rows with their line numbers, within the byte and row limits.
-import { type Readable, Transform } from 'node:stream'
+import type { Readable } from 'node:stream'
 import type { ImportProblem } from '../contract/api-types.js'
-import { csvRecords, unescapeFormula } from '../formats/csv.js'
+import { csvRecords, type ReaderOptions, unescapeFormula } from '../formats/csv.js'
 import { type JsonProblem, parseIJson } from '../formats/i-json.js'
+import { unmetered } from '../formats/work-meter.js'
+import { type Pacer, pacer } from './pacer.js'
 
 export type ImportFormat = 'csv' | 'ndjson'
 
@@ -22,11 +24,11 @@ export class ImportTooLargeError extends Error {
   }
 }
 
-/** A CSV header the collection cannot take: each column named, with why. */
+/** A CSV header the collection cannot take: `refused` columns, each name refused said once, with why (the first ones if `more`). */
 export class InvalidHeaderError extends Error {
   override name = 'InvalidHeaderError'
-  constructor (readonly columns: { parameter: string, detail: string }[]) {
-    super(columns.length === 1 ? 'The CSV header has 1 column the import cannot take' : `The CSV header has ${columns.length} columns the import cannot take`)
+  constructor (readonly columns: { parameter: string, detail: string }[], refused = columns.length, more = false) {
+    super(`The CSV header has ${refused === 1 ? '1 column' : `${refused} columns`} the import cannot take${more ? `; the first ${columns.length} names refused are listed` : ''}`)
   }
 }
 
@@ -45,31 +47,51 @@ const longestLine = 1 << 20
 const longestPointer = 200
 const clip = (text: string, max: number): string => text.length <= max ? text : text.slice(0, max - 1) + '…'
 
+/** Rows between two looks at the clock: a look costs about what reading a small row does (0.2 µs against 1). */
+export const rowsPerLook = 16
+
 /**
- * The file's rows in order; `counted` is given each chunk read. Throws ImportTooLargeError
- * as soon as a limit is passed, InvalidHeaderError before the first row of a CSV whose header will not do.
+ * The file's rows in order; `counted` is given each chunk read, `pace` asked for a turn of the event loop
+ * between chunks and every `rowsPerLook` rows. Throws ImportTooLargeError as soon as a limit is passed,
+ * InvalidHeaderError before the first row of a CSV whose header will not do.
  */
-export async function * fileRows (body: Readable, format: ImportFormat, shape: RowShape, limits: FileLimits, counted: (chunk: Buffer) => void): AsyncGenerator<FileRow> {
-  let bytes = 0
-  const metered = body.pipe(new Transform({
-    transform (chunk: Buffer, _encoding, done) {
-      bytes += chunk.length
-      if (bytes > limits.maxBytes) {
-        done(new ImportTooLargeError('IMPORT_MAX_BYTES', limits.maxBytes))
-        return
-      }
-      counted(chunk)
-      done(null, chunk)
-    }
-  }))
-  // A failed upload (the client went away) fails the read too.
-  body.once('error', error => metered.destroy(error))
+export async function * fileRows (body: Readable, format: ImportFormat, shape: RowShape, limits: FileLimits, counted: (chunk: Buffer) => void, pace: Pacer = pacer()): AsyncGenerator<FileRow> {
   let rows = 0
-  const text = utf8(metered)
+  // The loop is shared by time, checked with each chunk (a record that never ends gives no row) and every few rows.
+  const text = paced(utf8(metered(body, limits.maxBytes, counted)), pace)
   const source = format === 'csv' ? csvRows(text, shape) : ndjsonRows(text)
   for await (const row of source) {
     if (++rows > limits.maxRows) throw new ImportTooLargeError('IMPORT_MAX_ROWS', limits.maxRows)
+    if (rows % rowsPerLook === 0) {
+      const turn = pace()
+      if (turn !== null) await turn
+    }
     yield row
+  }
+}
+
+/**
+ * The body's bytes, counted against `maxBytes`. What has arrived is read as one chunk (a stream joins
+ * what it holds), so a client sending its file in pieces of a few bytes does not cost a pass of the
+ * readers per piece. A failed upload (the client went away) fails the read; the body is not destroyed
+ * when the read stops early (a limit, a header refused), so that the answer can still be sent.
+ */
+async function * metered (body: Readable, maxBytes: number, counted: (chunk: Buffer) => void): AsyncGenerator<Buffer> {
+  let bytes = 0
+  for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    bytes += chunk.length
+    if (bytes > maxBytes) throw new ImportTooLargeError('IMPORT_MAX_BYTES', maxBytes)
+    counted(chunk)
+    yield chunk
+  }
+}
+
+/** The chunks, the event loop given a turn between two of them once one is due. */
+async function * paced<T> (chunks: AsyncIterable<T>, pace: Pacer): AsyncGenerator<T> {
+  for await (const chunk of chunks) {
+    const turn = pace()
+    if (turn !== null) await turn
+    yield chunk
   }
 }
 
@@ -164,36 +186,84 @@ async function * csvRows (text: AsyncIterable<string>, { fields, integers }: Row
 }
 
 /**
- * The text's lines, without their line ends (LF or CRLF). A line past longestLine is not held whole: it
- * is handed on as it stands once (to be refused), and the rest of it passed over.
+ * The text's lines, without their line ends (LF or CRLF). A line longer than `longest` characters is not
+ * held whole: once it is known to be, its first `longest` + 1 characters are handed on (to be refused),
+ * and the rest of it passed over. Each character is examined once whatever the chunks: a line's pieces
+ * are kept until it ends, not joined and split again with every chunk.
  */
-async function * lines (text: AsyncIterable<string>): AsyncGenerator<string> {
-  let pending = ''
+export async function * lines (text: AsyncIterable<string>, { longest = longestLine, meter = unmetered }: ReaderOptions = {}): AsyncGenerator<string> {
+  let pieces: string[] = []
+  let length = 0
   let skipping = false
-  for await (let chunk of text) {
-    if (skipping) {
-      const end = chunk.indexOf('\n')
-      if (end === -1) continue
-      chunk = chunk.slice(end + 1)
-      skipping = false
+  for await (const chunk of text) {
+    // Counted here, added to the meter once a chunk: each line's search, and its copy.
+    let scanned = chunk.length
+    let from = 0
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', from)) {
+      if (skipping) {
+        skipping = false
+      } else {
+        let line = pieces.length === 0 ? chunk.slice(from, end) : pieces.join('') + chunk.slice(from, end)
+        scanned += line.length
+        if (line.endsWith('\r')) line = line.slice(0, -1)
+        yield line.length > longest ? line.slice(0, longest + 1) : line
+      }
+      pieces = []
+      length = 0
+      from = end + 1
     }
-    const parts = (pending + chunk).split('\n')
-    pending = parts.pop()!
-    for (const part of parts) yield part.endsWith('\r') ? part.slice(0, -1) : part
-    if (pending.length > longestLine) {
-      yield pending
-      pending = ''
+    meter(scanned)
+    if (skipping || from === chunk.length) continue
+    // Enough of the line to tell whether it is too long (a last CR may start its line end), no more.
+    const piece = chunk.slice(from, from + longest + 2 - length)
+    pieces.push(piece)
+    length += piece.length
+    if (length - (piece.endsWith('\r') ? 1 : 0) > longest) {
+      meter(length)
+      yield pieces.join('').slice(0, longest + 1)
+      pieces = []
+      length = 0
       skipping = true
     }
   }
-  if (pending !== '') yield pending
+  if (length > 0) {
+    meter(length)
+    yield pieces.join('')
+  }
 }
 
+/** Problems a CSV header is answered with at most: the contract's maxItems for a problem's errors. */
+const headerProblemsMax = 100
+/** Characters of a column's name a problem repeats (the contract's maxLength for a parameter). */
+const echoedName = 100
+
+/**
+ * Refuses a header naming a field the collection does not have, or a field twice: one problem per name
+ * (a name given 500,000 times is one problem, not 500,000), the first 100 names, each cut to 100
+ * characters; the error counts every column refused.
+ */
 function checkHeader (header: string[], fields: readonly string[]): void {
-  const problems = header.flatMap((name, i) => {
-    if (!fields.includes(name)) return [{ parameter: name, detail: `is not a field of this resource (the fields are ${fields.join(', ')})` }]
-    if (header.indexOf(name) !== i) return [{ parameter: name, detail: 'is named twice' }]
-    return []
-  })
-  if (problems.length > 0) throw new InvalidHeaderError(problems)
+  const known = new Set(fields)
+  const seen = new Set<string>()
+  const named = new Map<string, number>()
+  let refused = 0
+  for (const name of header) {
+    if (known.has(name) && !seen.has(name)) {
+      seen.add(name)
+      continue
+    }
+    refused++
+    const columns = named.get(name)
+    if (columns !== undefined || named.size < headerProblemsMax) named.set(name, (columns ?? 0) + 1)
+  }
+  if (refused === 0) return
+  const problems = [...named].map(([name, columns]) => ({
+    parameter: name.length > echoedName ? name.slice(0, echoedName - 1) + '…' : name,
+    detail: !known.has(name)
+      ? `is not a field of this resource (the fields are ${fields.join(', ')})${columns > 1 ? `; ${columns} columns have this name` : ''}`
+      : columns === 1 ? 'is named twice' : `is named ${columns + 1} times`
+  }))
+  let listed = 0
+  for (const columns of named.values()) listed += columns
+  throw new InvalidHeaderError(problems, refused, refused > listed)
 }

@@ -1,5 +1,5 @@
 // What a request may carry that is a credential, masked before a URL (or text quoting one) reaches a log line, a span or a response.
-import type { WorkMeter } from '../formats/i-json.js'
+import type { WorkMeter } from '../formats/work-meter.js'
 
 // Query parameters whose name says they carry a credential (api_key, access_token, password, …); not
 // the books' `author` filter, which problems echo in their instance.

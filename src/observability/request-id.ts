@@ -1,6 +1,6 @@
 // Each request's id: the caller's X-Request-Id when it is safe to log and echo, else one of the service's.
 import { randomUUID } from 'node:crypto'
-import type { WorkMeter } from '../formats/i-json.js'
+import type { WorkMeter } from '../formats/work-meter.js'
 
 /** Short and plain: nothing in it needs quoting in a log line or a header. */
 const plainId = /^[\w.:-]+$/
