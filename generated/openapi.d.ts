@@ -230,7 +230,9 @@ export interface paths {
          *     being received, a 409); the key sent with another file, collection, mode or media type is a
          *     422 (nothing imported); an upload that never
          *     arrived whole (cut, refused, over a limit) frees its key, so that its retry starts afresh. The rate limit counts an import as one request and one more per 1,000
-         *     rows read; a file that spends the quota stops there (429, nothing written).
+         *     rows read, or per 1,000 pieces its body arrives in (HTTP chunks) when there are more pieces than
+         *     rows (a file sent in chunks of a few bytes costs the server what its pieces do); a file that
+         *     spends the quota stops there (429, nothing written).
          */
         post: operations["createImport"];
         delete?: never;

@@ -4,6 +4,7 @@ import { setImmediate } from 'node:timers/promises'
 import fc from 'fast-check'
 import t from 'tap'
 import { readContract } from '../src/contract/openapi-document.js'
+import { arriving as bodyOf } from '../src/http/body.js'
 import { rowChecker } from '../src/imports/check.js'
 import { pacer } from '../src/imports/pacer.js'
 import { type FileRow, fileRows, type ImportFormat, type InvalidHeaderError, lines, rowsPerLook } from '../src/imports/rows.js'
@@ -17,7 +18,7 @@ const shape = rowChecker(readContract(), 'books').shape
 async function rowsOf (chunks: (string | Buffer)[], format: ImportFormat, limits = { maxBytes: 1 << 30, maxRows: 1000 }): Promise<FileRow[] | Error> {
   const rows: FileRow[] = []
   try {
-    for await (const row of fileRows(Readable.from(chunks.map(c => Buffer.from(c))), format, shape, limits, () => {})) rows.push(row)
+    for await (const row of fileRows(bodyOf(Readable.from(chunks.map(c => Buffer.from(c)))), format, shape, limits, () => {})) rows.push(row)
     return rows
   } catch (error) {
     return error as Error
@@ -30,7 +31,7 @@ t.test('what a file cannot be: not UTF-8 (within it, or cut inside a character),
   t.match(await rowsOf(['titel,autor\r\n'], 'csv'), { name: 'InvalidHeaderError', message: 'The CSV header has 2 columns the import cannot take', columns: [{ parameter: 'titel' }, { parameter: 'autor' }] })
   t.match(await rowsOf(['title,author\r\n', 'x'.repeat(50)], 'csv', { maxBytes: 40, maxRows: 10 }), { name: 'ImportTooLargeError', limit: 'IMPORT_MAX_BYTES' })
   const failing = new Readable({ read () { this.destroy(new Error('the client went away')) } })
-  await t.rejects(async () => { for await (const row of fileRows(failing, 'ndjson', shape, { maxBytes: 100, maxRows: 10 }, () => {})) t.fail(JSON.stringify(row)) }, { message: 'the client went away' })
+  await t.rejects(async () => { for await (const row of fileRows(bodyOf(failing), 'ndjson', shape, { maxBytes: 100, maxRows: 10 }, () => {})) t.fail(JSON.stringify(row)) }, { message: 'the client went away' })
 })
 
 t.test('lines that are not rows are refused by their number, and reading goes on', async t => {
@@ -111,7 +112,7 @@ t.test('while a file is read, the event loop gets a turn once the time budget is
         yield Buffer.from(chunk)
       }
     })())
-    for await (const row of fileRows(arriving, format, shape, { maxBytes: 1 << 30, maxRows: 1 << 20 }, () => {}, pace)) {
+    for await (const row of fileRows(bodyOf(arriving), format, shape, { maxBytes: 1 << 30, maxRows: 1 << 20 }, () => {}, pace)) {
       if (row !== undefined) rows++
       now += rowMs
     }

@@ -1,5 +1,5 @@
 // Imports over HTTP on the test engine: an export imports back unchanged, rows are judged as creates are, modes, limits, keys, scopes, cancellation, the feed.
-import { PassThrough } from 'node:stream'
+import { PassThrough, Readable } from 'node:stream'
 import fc from 'fast-check'
 import t from 'tap'
 import type { Config } from '../src/config/index.js'
@@ -334,8 +334,23 @@ t.test('the rate limit counts an import by its rows: one request and one per tho
   t.match(first.headers['ratelimit'], /r=1;/, 'one request and four thousands of rows counted')
   const spent = await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: file(2000) })
   t.equal(spent.statusCode, 429)
-  t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /this import's rows/ })
+  t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /^Request quota exceeded by this import/ })
   t.ok(Number(spent.headers['retry-after']) > 0)
+})
+
+t.test('the rate limit counts an upload by the pieces it arrives in when they outnumber its rows: 20-byte chunks cost their sender, not the service', async t => {
+  const repositories = await openTestRepositories(t)
+  const api = await build(t, { rateLimit: { requests: 8, seconds: 60 } }, { repositories })
+  /** One record that never ends, sent in `pieces` chunks of 20 bytes. */
+  const pieces = (count: number) => Readable.from(['title\r\n', ...Array.from({ length: count - 1 }, () => 'a'.repeat(20))], { objectMode: false })
+  const first = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: csv, payload: pieces(4200) })
+  t.equal(first.statusCode, 202)
+  t.match(first.headers['ratelimit'], /r=3;/, 'one request, and four more for 4,200 pieces')
+  const spent = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: csv, payload: pieces(5000) })
+  t.equal(spent.statusCode, 429)
+  t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /^Request quota exceeded by this import \(its rows, or the pieces its body arrived in\)/ })
+  const failed = await eventually(async () => (await repositories.imports.list(null, 10)).find(job => job.state === 'failed'), job => job !== undefined, 'the second import ended')
+  t.match(failed, { rows: { written: 0 }, detail: /^The request quota ran out after 0 rows in [0-9]+ pieces/ }, 'nothing written')
 })
 
 t.test('an upload cut midway: the import ends failed, saying so, with nothing written; a body on an operation that takes none is a 415', async t => {

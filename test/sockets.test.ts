@@ -1,9 +1,11 @@
 // Raw sockets against a listening server: slow clients are cut off, garbage and huge headers do no harm.
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
+import { setImmediate } from 'node:timers/promises'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config/index.js'
+import { lingerPiecesMax } from '../src/http/connections.js'
 import { clientErrorHandler } from '../src/http/problems.js'
 import { adminKey, build, dune } from './helper.js'
 
@@ -185,6 +187,32 @@ t.test('a refused body whose client stops sending is drained for REQUEST_TIMEOUT
   client.socket.write(postHead(['Content-Type: application/json', `Content-Length: ${tenMegabytes}`]) + '{')
   // The 401 comes at once; the connection then waits for the rest of the body, which never comes.
   problemIn(t, await client.closed, 401)
+})
+
+t.test('a refused body sent in many small pieces is dropped for lingerPiecesMax of them at most, then the connection closes', async t => {
+  const { port } = await listening(t, { headersTimeout: 5000, requestTimeout: 120_000 })
+  // A client that keeps sending once the server has half-closed (Node's own would end its side too).
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true })
+  socket.on('error', () => {})
+  let received = ''
+  socket.on('data', chunk => { received += chunk.toString('latin1') })
+  const state = { gone: false }
+  const closed = new Promise(resolve => socket.once('close', () => { state.gone = true; resolve(undefined) }))
+  await once(socket, 'connect')
+  const write = (chunk: string) => new Promise<boolean>(resolve => socket.write(chunk, error => resolve(error === undefined || error === null)))
+  await write(postHead(['Content-Type: application/json', 'Transfer-Encoding: chunked']))
+  // 20-byte chunks, a hundred a write, up to a thousand times the bound: a body that no bound stopped ends.
+  const batch = `14\r\n${'x'.repeat(20)}\r\n`.repeat(100)
+  for (let sent = 0; sent < lingerPiecesMax * 1000 && !state.gone; sent += 100) {
+    if (!await write(batch)) break
+    await setImmediate()
+  }
+  const ended = !state.gone && await write('0\r\n\r\n')
+  // Half-open, the client's side closes only when it says so: once it has sent all, or been cut off.
+  socket.end()
+  await closed
+  problemIn(t, received, 401)
+  t.notOk(ended, 'closed before the client could end its body')
 })
 
 /** Sends a request head with `Expect: 100-continue` and resolves with the first answer the server writes. */

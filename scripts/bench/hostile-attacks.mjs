@@ -30,10 +30,13 @@ export const attacks = [
   },
   {
     id: 'h2',
-    name: 'H2: CSV import of one 300,000-character record in 20-byte HTTP chunks, sent at once, books:write key, one after another',
+    name: 'H2: CSV import of one 300,000-character record in 20-byte HTTP chunks, sent at once, books:write key, one after another as its quota allows (16 requests each)',
     applies: { sqlite: 'yes', postgres: 'yes (the import\'s readers, the same on both)' },
     // Research: 15,000 chunks of 20 bytes (390 KB on the wire): 202 after 15.7 s, a GET beside waited 14.1 s.
-    params: { path: '/imports?collection=books&mode=valid', recordChars: 300_000, chunkBytes: 20, everyMs: keyedEveryMs }
+    // Since the fixes an import counts one request more per 1,000 pieces its body arrives in (as per
+    // 1,000 rows): 15,001 pieces are 16 requests of the quota, which paces the attacker to one import
+    // every 1.6 s. Before them it counted as one: one import every 100 ms.
+    params: { path: '/imports?collection=books&mode=valid', recordChars: 300_000, chunkBytes: 20, everyMs: keyedEveryMs * (1 + Math.floor((1 + 300_000 / 20) / 1000)) }
   },
   {
     id: 'm1',

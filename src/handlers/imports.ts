@@ -6,6 +6,7 @@ import { uuidv7 } from 'uuidv7'
 import type { Caller } from '../access/auth.js'
 import { allScopes } from '../access/api-keys.js'
 import type { Import, ImportProblem, ServiceHandlers } from '../contract/api-types.js'
+import { arriving } from '../http/body.js'
 import { ApiError, IdempotencyKeyInUseError, IdempotencyKeyReusedError, MissingScopeError, NotFoundError } from '../http/errors.js'
 import { type Collection, type RowChecker, rowChecker } from '../imports/check.js'
 import { fileRows, type FileLimits, ImportTooLargeError, InvalidHeaderError, NotUtf8Error } from '../imports/rows.js'
@@ -34,13 +35,13 @@ export interface ImportHandlerOptions {
 
 const ended = new Set<Import['state']>(['succeeded', 'failed', 'cancelled'])
 
-/** Rows of an import the rate limit counts as one request. */
-const rowsPerRequest = 1000
+/** Rows of an import (or pieces of its body) the rate limit counts as one request. */
+const unitsPerRequest = 1000
 
 /** The caller's quota ran out while its file was read; the reply carries Retry-After. */
 class QuotaExceededError extends ApiError {
   constructor (readonly resetIn: number) {
-    super(429, 'https://iana.org/assignments/http-problem-types#quota-exceeded', `Request quota exceeded by this import's rows; retry in ${resetIn} seconds`, undefined, 'Too Many Requests')
+    super(429, 'https://iana.org/assignments/http-problem-types#quota-exceeded', `Request quota exceeded by this import (its rows, or the pieces its body arrived in); retry in ${resetIn} seconds`, undefined, 'Too Many Requests')
   }
 }
 
@@ -89,7 +90,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       throw new IdempotencyKeyReusedError(`This Idempotency-Key was used for another import (${held.format === 'csv' ? 'CSV' : 'NDJSON'} into ${held.collection}, mode=${held.mode})`)
     }
     const hash = createHash('sha256')
-    for await (const chunk of body) hash.update(chunk as Buffer)
+    for await (const { chunk } of arriving(body)) hash.update(chunk)
     if (held.fingerprint === null) throw new IdempotencyKeyInUseError()
     if (held.fingerprint !== hash.digest('base64url')) throw new IdempotencyKeyReusedError()
     return held
@@ -105,16 +106,31 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
     let staged: StagedRow[] = []
     let problems: ImportProblem[] = []
     let counts = { read: 0, refused: 0, bytes: 0 }
+    // The upload counted as one request; its rows count one more per thousand as they are read, or the
+    // pieces its body arrives in (HTTP chunks, reads of the socket) if there are more: both cost the server.
     let read = 0
-    const flush = async (): Promise<void> => {
-      // The upload counted as one request; its rows count one more per thousand, as they are read.
-      read += counts.read
-      const owed = Math.floor(read / rowsPerRequest) - Math.floor((read - counts.read) / rowsPerRequest)
-      const resetIn = owed > 0 ? await charge(owed) : null
+    let pieces = 0
+    let billed = 0
+    const bill = async (): Promise<void> => {
+      const due = Math.floor(Math.max(read, pieces) / unitsPerRequest)
+      if (due <= billed) return
+      const resetIn = await charge(due - billed)
+      billed = due
       if (resetIn !== null) {
-        throw new Stopped('failed', `The request quota ran out after ${read} rows (an import counts as one request per ${rowsPerRequest} rows); nothing was written.`,
+        throw new Stopped('failed', `The request quota ran out after ${read} rows in ${pieces} pieces (an import counts as one request per ${unitsPerRequest} rows, or per ${unitsPerRequest} pieces its body arrives in if there are more); nothing was written.`,
           new QuotaExceededError(resetIn))
       }
+    }
+    const arrived = (chunk: Buffer, count: number): Promise<void> | void => {
+      counts.bytes += chunk.length
+      hash.update(chunk)
+      const before = pieces
+      pieces += count
+      return Math.floor(pieces / unitsPerRequest) > Math.floor(before / unitsPerRequest) ? bill() : undefined
+    }
+    const flush = async (): Promise<void> => {
+      read += counts.read
+      await bill()
       const repeats = await imports.stage(importId, staged)
       for (const { line, earlier, field } of repeats) {
         const name = field === 'id' ? names[collection].id : names[collection].unique
@@ -125,7 +141,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       if (current.cancel_requested) throw new Stopped('cancelled', `Cancelled while the file was being received, after ${current.rows.read} rows; nothing was written.`, null)
     }
     try {
-      for await (const row of fileRows(body, format, checker.shape, limits, chunk => { counts.bytes += chunk.length; hash.update(chunk) })) {
+      for await (const row of fileRows(arriving(body), format, checker.shape, limits, arrived)) {
         counts.read++
         const checked = 'problem' in row ? [row.problem] : checker.check(row.line, row.fields)
         if (Array.isArray(checked)) {

@@ -1,5 +1,4 @@
 // Reads an import's file as it arrives: CSV or NDJSON rows with their line numbers, within the byte and row limits.
-import type { Readable } from 'node:stream'
 import type { ImportProblem } from '../contract/api-types.js'
 import { csvRecords, type ReaderOptions, unescapeFormula } from '../formats/csv.js'
 import { type JsonProblem, parseIJson } from '../formats/i-json.js'
@@ -55,7 +54,7 @@ export const rowsPerLook = 16
  * between chunks and every `rowsPerLook` rows. Throws ImportTooLargeError as soon as a limit is passed,
  * InvalidHeaderError before the first row of a CSV whose header will not do.
  */
-export async function * fileRows (body: Readable, format: ImportFormat, shape: RowShape, limits: FileLimits, counted: (chunk: Buffer) => void, pace: Pacer = pacer()): AsyncGenerator<FileRow> {
+export async function * fileRows (body: AsyncIterable<Arrived>, format: ImportFormat, shape: RowShape, limits: FileLimits, counted: Counted, pace: Pacer = pacer()): AsyncGenerator<FileRow> {
   let rows = 0
   // The loop is shared by time, checked with each chunk (a record that never ends gives no row) and every few rows.
   const text = paced(utf8(metered(body, limits.maxBytes, counted)), pace)
@@ -70,21 +69,26 @@ export async function * fileRows (body: Readable, format: ImportFormat, shape: R
   }
 }
 
+/** A chunk of the file, and the pieces of the request's body it arrived in. */
+export interface Arrived { chunk: Buffer, pieces: number }
+
 /**
- * The body's bytes, counted against `maxBytes`. What has arrived is read as one chunk (a stream joins
- * what it holds), so a client sending its file in pieces of a few bytes does not cost a pass of the
- * readers per piece. A failed upload (the client went away) fails the read; the body is not destroyed
- * when the read stops early (a limit, a header refused), so that the answer can still be sent.
+ * The file's bytes, counted against `maxBytes`, as they arrive; `counted` is given each chunk and the
+ * pieces it arrived in, and awaited (it may charge the quota for them).
  */
-async function * metered (body: Readable, maxBytes: number, counted: (chunk: Buffer) => void): AsyncGenerator<Buffer> {
+async function * metered (body: AsyncIterable<Arrived>, maxBytes: number, counted: Counted): AsyncGenerator<Buffer> {
   let bytes = 0
-  for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+  for await (const { chunk, pieces } of body) {
     bytes += chunk.length
     if (bytes > maxBytes) throw new ImportTooLargeError('IMPORT_MAX_BYTES', maxBytes)
-    counted(chunk)
+    const charged = counted(chunk, pieces)
+    if (charged !== undefined) await charged
     yield chunk
   }
 }
+
+/** Told of each chunk of the file read, and of the pieces of the body it arrived in. */
+export type Counted = (chunk: Buffer, pieces: number) => Promise<void> | void
 
 /** The chunks, the event loop given a turn between two of them once one is due. */
 async function * paced<T> (chunks: AsyncIterable<T>, pace: Pacer): AsyncGenerator<T> {

@@ -17,7 +17,7 @@ export const anonymousSlots = (slots: number): number => Math.max(1, Math.floor(
  * While no keyed caller waits, anonymous callers together hold at most this many of `slots`: all but
  * one, so that a keyed caller that comes finds one free rather than wait for an anonymous page to end.
  */
-export const anonymousSlotsAlone = (slots: number): number => Math.max(1, slots - 1)
+export const anonymousSlotsAlone = (slots: number): number => anonymousSlots(slots)
 
 /** A caller already has as many pages waiting as one caller may: the next is refused at once, not queued. */
 export class TooManyWaitingError extends Error {
@@ -34,14 +34,12 @@ const kindOf = (caller: ListCaller): Kind => caller.anonymous ? 'anonymous' : 'k
  * The jobs waiting for a slot (a reader thread, a connection), one queue per caller. Each kind of
  * caller (keyed, anonymous) takes its callers in turn, one job each, first come first served within
  * a caller; between the kinds, keyed callers get `keyedTurns` turns for one anonymous turn while both
- * wait, and anonymous callers no turn while they hold anonymousSlots() slots and a keyed caller waits,
- * nor while they hold anonymousSlotsAlone() slots. next() hands a job out and counts its slot taken
+ * wait, and anonymous callers no turn while they hold anonymousSlots() slots. next() hands a job out and counts its slot taken
  * until finished() gives it back.
  */
 export class FairQueue<J> {
   readonly #perCaller: number
   readonly #anonymousSlots: number
-  readonly #anonymousSlotsAlone: number
   /** Per kind, the callers with jobs waiting, in turn order: a Map keeps insertion order, so the first is next, and one served goes last. */
   readonly #waiting: Record<Kind, Map<string, J[]>> = { keyed: new Map(), anonymous: new Map() }
   readonly #running: Record<Kind, number> = { keyed: 0, anonymous: 0 }
@@ -52,7 +50,6 @@ export class FairQueue<J> {
   constructor ({ slots, perCaller }: { slots: number, perCaller: number }) {
     this.#perCaller = perCaller
     this.#anonymousSlots = anonymousSlots(slots)
-    this.#anonymousSlotsAlone = anonymousSlotsAlone(slots)
   }
 
   /** Queues `job` last of its caller's; throws TooManyWaitingError, queuing nothing, when the caller has `perCaller` waiting. */
@@ -89,8 +86,9 @@ export class FairQueue<J> {
   next (): { caller: ListCaller, job: J } | undefined {
     const keyed = this.#waiting.keyed.size > 0
     const anonymous = this.#waiting.anonymous.size > 0
-    if (!keyed && (!anonymous || this.#running.anonymous >= this.#anonymousSlotsAlone)) return undefined
-    const anonymousTurn = !keyed || (anonymous && this.#keyedInARow >= keyedTurns && this.#running.anonymous < this.#anonymousSlots)
+    const anonymousRoom = anonymous && this.#running.anonymous < this.#anonymousSlots
+    if (!keyed && !anonymousRoom) return undefined
+    const anonymousTurn = !keyed || (anonymousRoom && this.#keyedInARow >= keyedTurns)
     const kind: Kind = anonymousTurn ? 'anonymous' : 'keyed'
     this.#keyedInARow = anonymousTurn ? 0 : this.#keyedInARow + 1
     const callers = this.#waiting[kind]
