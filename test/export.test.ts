@@ -10,7 +10,7 @@ import type { RecordExport, Repositories } from '../src/storage/types.js'
 import { createKey } from '../src/access/api-keys.js'
 import type { Config } from '../src/config/index.js'
 import { ListTimeoutError } from '../src/storage/list-sql.js'
-import { adminKey, build, dune, eventually, openTestRepositories, testStorage, type TestApi } from './helper.js'
+import { adminKey, build, dune, eventually, openTestRepositories, testStorage, type TestApi, within } from './helper.js'
 
 type Json = Record<string, unknown>
 
@@ -190,7 +190,8 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   const cut = await fetch(`${url}/books`, { headers, signal: abort.signal })
   await cut.body!.getReader().read()
   abort.abort()
-  await eventually(async () => second.held.closed, closed => closed === 1, 'the snapshot closed once its client went away')
+  // Released as the client goes: a release that never comes fails here in seconds, not at the helper's 120.
+  await eventually(async () => second.held.closed, closed => closed === 1, 'the snapshot closed once its client went away', { withinMs: 10_000 })
   // The read it was waiting on ends after the body is gone: nothing more is sent.
   second.held.release()
 
@@ -207,16 +208,6 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   await t.rejects(brokenReader.read(), 'the client sees the export fail')
   t.equal(third.held.closed, 1)
 })
-
-/** `promise`, or a failure naming `what` once `ms` have passed: a test that fails does so in seconds, not at tap's timeout. */
-async function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms) })])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 const fields = ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at']
 
@@ -273,11 +264,11 @@ t.test('exports per caller: a key at EXPORTS_PER_KEY, or an address without a ke
 
   // Each given back as its export ends: the address, the key, the node.
   anonymous.abort()
-  await eventually(async () => holds[0]!.held.closed, closed => closed === 1, 'the anonymous export closed')
+  await eventually(async () => holds[0]!.held.closed, closed => closed === 1, 'the anonymous export closed', { withinMs: 10_000 })
   t.equal((await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '192.0.2.7' })).statusCode, 200, 'another address may export now')
   admin.abort()
   keyed.abort()
-  await eventually(async () => holds[1]!.held.closed + holds[2]!.held.closed, closed => closed === 2, 'the keyed exports closed')
+  await eventually(async () => holds[1]!.held.closed + holds[2]!.held.closed, closed => closed === 2, 'the keyed exports closed', { withinMs: 10_000 })
   t.equal((await api.request({ url: '/books', headers: ndjson })).statusCode, 200)
   t.equal((await api.request({ url: '/books', headers: ndjson, key: third })).statusCode, 200)
   t.equal(quick.count, 3, 'each export admitted closed its snapshot')

@@ -79,12 +79,26 @@ export function tempDatabase (t: Test): string {
  * where a commit becomes readable once every older transaction on the server has ended (the tests of other files
  * running beside this one can hold it back a while); the pace keeps a key well inside its rate limit.
  */
-export async function eventually<T> (read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (const deadline = Date.now() + 120_000; ;) {
+export async function eventually<T> (read: () => Promise<T>, done: (value: T) => boolean, what: string, { withinMs = 120_000 } = {}): Promise<T> {
+  for (const deadline = Date.now() + withinMs; ;) {
     const value = await read()
     if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not within 120 s`)
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs / 1000} s`)
     await sleep(100)
+  }
+}
+
+/**
+ * `promise`, or a failure naming `what` once `ms` have passed: a test that fails does so in seconds, not
+ * at tap's timeout (whose timer does not keep the process alive: a promise nothing will settle ends the
+ * file instead, its later tests left unrun).
+ */
+export async function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms) })])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -155,6 +155,16 @@ t.test('ndjson: a line that is not a JSON object is refused by its number; blank
   t.match(ended, { rows: { read: 4, written: 1, refused: 3 } })
 })
 
+t.test('csv: a byte order mark (as Excel writes one) is not part of the first header cell', async t => {
+  const api = await service(t)
+  const { ended } = await imported(api, 'collection=books', csv, '\uFEFFtitle,author\r\nDune,Frank Herbert\r\n')
+  t.match(ended, { state: 'succeeded', rows: { read: 1, written: 1, refused: 0 } })
+  t.same((await api.request({ url: '/books' })).json().items.map((book: Json) => [book.title, book.author]), [['Dune', 'Frank Herbert']], 'the first column read as title')
+  // An export written for Excel (bom=true) imports back the same way.
+  const { ended: again } = await imported(await service(t), 'collection=books', csv, await exported(api, '/books?bom=true', 'text/csv'))
+  t.match(again, { state: 'succeeded', rows: { written: 1 } })
+})
+
 t.test('Idempotency-Key: a retried upload answers the first import; another file with the key is a 422', async t => {
   const api = await service(t)
   const headers = { ...csv, 'idempotency-key': '"import-1"' }

@@ -6,7 +6,7 @@ import { defaultListLimits, ListTimeoutError } from '../src/storage/list-sql.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { ReadPool, type StartReader } from '../src/storage/sqlite/read-pool.js'
 import type { ListQuery } from '../src/storage/types.js'
-import { adminKey, build, silentReader as silent, stubReader, tempDatabase } from './helper.js'
+import { adminKey, build, silentReader as silent, stubReader, tempDatabase, within } from './helper.js'
 
 const byRelevance = (q: string): ListQuery => ({ equals: [], ranges: [], search: parseSearch(q), sort: { key: 'relevance', descending: false } })
 
@@ -30,7 +30,9 @@ t.test('a reader that dies while reading is replaced, and the page is read by th
   let started = 0
   // The first thread leaves as it takes its first request; the ones started after it are the service's own.
   const start: StartReader = data => ++started === 1 ? exitsOnRequest(data) : new Worker(new URL('../src/storage/sqlite/list-worker.js', import.meta.url), { workerData: data })
-  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start })
+  // A budget long enough for a thread to start on a loaded machine, short enough that a reader never
+  // replaced fails this test in seconds (the page's ListTimeoutError), not at tap's timeout.
+  const pool = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 10_000, perCaller: 16, start })
   t.teardown(() => pool.close())
   const page = await pool.page<{ title: string }>('books', byRelevance('dune'), 10, null)
   t.same(page.items.map(book => book.title), ['Dune', 'Children of Dune', 'Dune Messiah'], 'the page, in relevance order, from the thread that replaced it')
@@ -44,12 +46,13 @@ t.test('a page whose reader dies twice fails alone; readers that keep dying are 
   const path = await seeded(t)
   const twice = new ReadPool({ path, limits: defaultListLimits }, { threads: 1, budgetMs: 60_000, perCaller: 16, start: exitsOnRequest })
   t.teardown(() => twice.close())
-  await t.rejects(twice.page('books', byRelevance('dune'), 10, null), /died twice/)
+  // Bounded here: a pool that never replaces its threads would leave these pages waiting, and the file's later tests unrun.
+  await t.rejects(within(twice.page('books', byRelevance('dune'), 10, null), 10_000, 'the page whose reader died twice'), /died twice/)
 
   let starts = 0
   const broken = new ReadPool({ path, limits: defaultListLimits }, { threads: 3, budgetMs: 60_000, perCaller: 30, start: () => { starts++; return failsToStart() } })
   t.teardown(() => broken.close())
-  const outcomes = await Promise.allSettled(Array.from({ length: 30 }, async () => broken.page('books', byRelevance('dune'), 10, null)))
+  const outcomes = await Promise.allSettled(Array.from({ length: 30 }, async () => within(broken.page('books', byRelevance('dune'), 10, null), 10_000, 'a page of a pool whose readers keep dying')))
   t.ok(outcomes.every(o => o.status === 'rejected' && /died twice|keep dying/.test(String(o.reason))), 'every page fails with what happened')
   t.ok(outcomes.some(o => o.status === 'rejected' && /keep dying/.test(String(o.reason))), 'the pages still waiting are refused once the threads are given up')
   t.ok(starts <= 3 + 9, `${starts} threads started, not an endless loop`)
@@ -84,7 +87,16 @@ t.test('the budget starts once a reader is ready, not while the service starts',
   t.same(await pool.page('books', byRelevance('dune'), 10, null), { items: [], after: null }, 'read by the reader ready 300 ms later, with a budget of 50 ms')
 })
 
-t.test('GET /books answers 503 list-busy with Retry-After when its page misses the budget; a plain page and GET by id still answer', async t => {
+// The budget is the guarantee: a test of it must fail in seconds when it is not kept, not hang the file.
+t.test('a page asked once a reader is ready has its budget too: a reader that stops answering is a ListTimeoutError within it', { timeout: 15_000 }, async t => {
+  const answersFirstOnly = stubReader('if (id === 1) parentPort.postMessage({ id, page: { items: [], after: null } })')
+  const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 50, perCaller: 16, start: answersFirstOnly })
+  t.teardown(() => pool.close())
+  t.same(await pool.page('books', byRelevance('dune'), 10, null), { items: [], after: null }, 'the first page, read once the reader is ready')
+  await t.rejects(pool.page('books', byRelevance('dune'), 10, null), { name: 'ListTimeoutError', budgetMs: 50 }, 'the next one, asked of a ready pool, runs out of its budget')
+})
+
+t.test('GET /books answers 503 list-busy with Retry-After when its page misses the budget; a plain page and GET by id still answer', { timeout: 20_000 }, async t => {
   const path = await seeded(t)
   const repositories = openSqliteRepositories(path, { readers: 1, listBudgetMs: 50, startReader: silent })
   const { app } = await build(t, {}, { repositories })

@@ -7,6 +7,7 @@ import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
 import { exportBatch } from '../src/storage/export.js'
 import { parseSearch } from '../src/domain/search/query.js'
+import { ImportRunner } from '../src/imports/runner.js'
 import { eventually } from './helper.js'
 
 /** An NDJSON export's chunk as rows of values, in the order of `fields`. */
@@ -239,6 +240,9 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     }
     const exported = await books.export({ ...creationOrder, sort: { key: 'published_year', descending: true } }, { ...ndjson, feedPosition: true })
     t.same(exported.fields, ['book_id', 'title', 'author', 'isbn', 'published_year', 'created_at', 'updated_at'], 'the record\'s fields, in the contract\'s order')
+    // The snapshot is the position's, taken by the time export() resolves (the position goes out before
+    // any row): a record created now, before the first row is read, is after both.
+    const between = await books.create(book({ title: 'Between' }))
     const first = await exported.chunks.next()
     const firstRows = ndjsonRows(first.value!, exported.fields)
     t.ok(firstRows.length > 0 && firstRows.length < count / 2, `a first chunk of ${firstRows.length} rows`)
@@ -256,12 +260,43 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const types = ['book.created', 'book.replaced', 'book.deleted']
     const later = await eventually(async () => (await events.read(exported.position!, types, 2000)).events.map(e => ({ type: e.type, subject: (JSON.parse(e.envelope) as { subject: string }).subject })),
       seen => seen.some(e => e.type === 'book.deleted'), 'the deletion after the export\'s position')
-    t.same(later.slice(-3), [
+    t.same(later.slice(-4), [
+      { type: 'book.created', subject: `/books/${between.record.book_id}` },
       { type: 'book.created', subject: `/books/${created.record.book_id}` },
       { type: 'book.replaced', subject: `/books/${replaced}` },
       { type: 'book.deleted', subject: `/books/${deleted}` }
     ])
-    t.ok(later.slice(0, -3).every(e => e.type === 'book.created' && ids.includes(e.subject.slice('/books/'.length))), 'anything before them is a creation the export holds')
+    t.ok(later.slice(0, -4).every(e => e.type === 'book.created' && ids.includes(e.subject.slice('/books/'.length))), 'anything before them is a creation the export holds')
+  })
+
+  t.test('an export\'s feed position is its snapshot\'s while writes go on: a record the export does not hold was created after the position', async t => {
+    const { books, events } = await opened(t)
+    for (let i = 0; i < 20; i++) await books.create(book({ title: `Before ${i}` }))
+    // Creates one after another, from the same process, while exports open and are read.
+    const writes = { going: true, done: 0 }
+    const writer = (async () => {
+      while (writes.going) await books.create(book({ title: `During ${writes.done++}` }))
+    })()
+    const exports: { position: string, ids: Set<unknown> }[] = []
+    for (let round = 0; round < 20 || writes.done < 40; round++) {
+      const exported = await books.export(creationOrder, { ...ndjson, feedPosition: true })
+      exports.push({ position: exported.position!, ids: new Set((await exportedRows(exported)).map(row => row[0])) })
+    }
+    writes.going = false
+    await writer
+    const all = (await exportedRows(await books.export(creationOrder, ndjson))).map(row => row[0] as string)
+    for (const { position, ids } of exports) {
+      // Following the feed from the position must bring every record the export missed.
+      const later = new Set<string>()
+      for (let cursor = position, previous = ''; cursor !== previous;) {
+        const page = await events.read(cursor, ['book.created'], 1000)
+        for (const event of page.events) later.add((JSON.parse(event.envelope) as { subject: string }).subject.slice('/books/'.length))
+        ;[previous, cursor] = [cursor, page.next]
+      }
+      const missed = all.filter(id => !ids.has(id) && !later.has(id))
+      if (missed.length > 0) t.fail(`an export at ${position} holds ${ids.size} records; ${missed.length} others were created at or before its position: a client following the feed from it never sees them`)
+    }
+    t.pass(`${exports.length} exports while ${writes.done} records were created`)
   })
 
   t.test('an export of a search ranks and filters as the list does; one left before its end, or never read, releases its snapshot', async t => {
@@ -318,6 +353,45 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal(await imports.claim('node-c', now, now + 60_000), null, 'nothing left to claim')
     await imports.unstage('import-1')
     t.same(await imports.staged('import-1', 0, 10), [])
+  })
+
+  t.test('imports: a runner renews its lease at every batch, so that another node sweeping while it writes for longer than a lease takes nothing: every row written and counted once', async t => {
+    const { imports, books, students, events } = await opened(t)
+    const [leaseMs, batch, count, batchMs] = [1000, 10, 100, 400]
+    let now = Date.now()
+    const started = now
+    // The other node, sweeping for imports whose lease ran out, at every batch the first one writes.
+    const other = new ImportRunner({ imports, stores: { books, students }, node: 'node-b', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error) })
+    t.teardown(() => other.close())
+    let sweeps = 0
+    // Each batch takes 400 ms of this clock: the import outlasts its first lease four times, no batch outlasts one.
+    const slowBooks = new Proxy(books, {
+      get (target, name) {
+        const value = Reflect.get(target, name) as unknown
+        if (name !== 'createMany') return typeof value === 'function' ? value.bind(target) : value
+        return async (...args: Parameters<typeof books.createMany>) => {
+          now += batchMs
+          await other.sweep()
+          sweeps++
+          return target.createMany(...args)
+        }
+      }
+    })
+    const writer = new ImportRunner({ imports, stores: { books: slowBooks, students }, node: 'node-a', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error) })
+    t.teardown(() => writer.close())
+    await imports.start({ import_id: 'leased', keyId: 'key-1', collection: 'books', mode: 'valid', format: 'csv', created_at: new Date(now).toISOString(), idempotencyKey: null }, 'node-a', now + leaseMs)
+    const id = (n: number) => `01a21d0c-0000-7000-8000-${String(n).padStart(12, '0')}`
+    await imports.stage('leased', Array.from({ length: count }, (_, i) => ({ line: i + 1, recordId: id(i + 1), unique: null, record: JSON.stringify(book({ title: `Row ${i + 1}` })) })))
+    const position = await events.head()
+    await imports.update('leased', { state: 'running', read: count }, { runner: 'node-a', until: now + leaseMs })
+    writer.run('leased')
+    const ended = await eventually(async () => (await imports.get('leased'))!, job => job.state !== 'running', 'the import ended')
+    t.match(ended, { state: 'succeeded', rows: { read: count, written: count, refused: 0 } }, 'every row counted once')
+    t.equal(sweeps, count / batch, 'the other node looked at every batch')
+    t.ok(now - started > 3 * leaseMs, `the import took ${now - started} ms of a ${leaseMs} ms lease`)
+    t.equal(await imports.claim('node-c', now, now + leaseMs), null, 'an import that ended is claimed by no one')
+    const created = await eventually(async () => (await events.read(position, ['book.created'], 1000)).events, seen => seen.length >= count, 'the import\'s events')
+    t.same(created.map(e => (JSON.parse(e.envelope) as { subject: string }).subject).sort(), Array.from({ length: count }, (_, i) => `/books/${id(i + 1)}`), 'each record written once, with one event')
   })
 
   t.test('createMany: every record written as given, each refusal in its place, with the others written', async t => {
