@@ -99,7 +99,11 @@ async function attackRun (engine, dir, attack, keys, target) {
     const got = await attacker.stop()
     if (ended !== null) got.notes.push(`**the service exited** (${ended}) during the attack${crash(service.stderr())}`)
     progress(`    beside: ${summary(beside)}; the attacker sent ${got.sent}, answers ${JSON.stringify(got.answers)}${got.notes.map(note => `; ${note}`).join('')}`)
-    return { attack, alone, beside, attacker: got, peak: ended === null ? peakRss(service.pid) : NaN }
+    // Alone again once the attacker has gone: this machine's rate drifts by half from one window to
+    // the next (other work on the host), so beside is compared with the mean of the windows around it.
+    const after = ended === null ? await load(service, target, engine, settings.duration, options) : null
+    if (after !== null) progress(`    alone after: ${summary(after)}`)
+    return { attack, alone, beside, after, attacker: got, peak: ended === null ? peakRss(service.pid) : NaN }
   } finally {
     await stopService(service)
   }
