@@ -1,7 +1,7 @@
 // The fair queue of costly list pages: every interleaving of callers queuing, taking turns, finishing and giving up keeps the turns fair.
 import fc from 'fast-check'
 import t from 'tap'
-import { anonymousSlots, FairGate, FairQueue, keyedTurns, TooManyWaitingError } from '../src/storage/fair-queue.js'
+import { anonymousBurstMs, anonymousDuty, anonymousSlots, FairGate, FairQueue, keyedTurns, TooManyWaitingError } from '../src/storage/fair-queue.js'
 import { ListTimeoutError } from '../src/storage/list-sql.js'
 import type { ListCaller } from '../src/storage/types.js'
 
@@ -23,7 +23,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 t.test('generated interleavings: FIFO within a caller, each caller in turn, the shares between keyed and anonymous callers, the bound per caller, nothing lost', async t => {
   fc.assert(fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 4 }), fc.array(op, { maxLength: 300 }), (slots, perCaller, ops) => {
-    const queue = new FairQueue<number>({ slots, perCaller })
+    // Jobs take no time on this clock: the anonymous callers' share of the time is tested below.
+    const queue = new FairQueue<number>({ slots, perCaller, clock: () => 0 })
     // The model: each caller's waiting jobs in the order queued, the jobs handed out and not finished.
     const waiting = new Map<string, number[]>(callers.map(caller => [nameOf(caller), []]))
     const running: { caller: ListCaller, job: number }[] = []
@@ -98,7 +99,7 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
       } else if (step.op === 'finish') {
         if (running.length === 0) continue
         const [done] = running.splice(step.pick % running.length, 1)
-        queue.finished(done!.caller)
+        queue.finished(done!.caller, done!.job)
       } else {
         const all = callers.flatMap(caller => waiting.get(nameOf(caller))!.map(job => ({ caller, job })))
         if (all.length === 0) {
@@ -117,7 +118,7 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
     }
     // No caller starves: with slots freed as jobs finish, every job still waiting is handed out.
     while (waits(false) || waits(true)) {
-      if (running.length === slots || !take()) queue.finished(running.shift()!.caller)
+      if (running.length === slots || !take()) queue.finished(running[0]!.caller, running.shift()!.job)
     }
     if (queue.next() !== undefined || queue.size !== 0) throw new Error('jobs left once every one was handed out')
     if (handedOut + removed + refused !== pushed) throw new Error(`${pushed} pushed, ${handedOut} handed out, ${removed} removed, ${refused} refused`)
@@ -135,14 +136,57 @@ t.test('anonymous callers hold at most a quarter of the slots (at least one), wh
   t.equal(queue.next(), undefined, 'and leave the others free')
   queue.push(keyed, 'keyed first')
   t.same(queue.next(), { caller: keyed, job: 'keyed first' }, 'for a keyed caller that comes')
-  queue.finished(keyed)
+  queue.finished(keyed, 'keyed first')
   for (let i = 1; i < 20; i++) queue.push(keyed, `keyed ${i}`)
-  for (let i = 0; i < 2; i++) queue.finished({ id: `192.0.2.${i}`, anonymous: true })
+  for (let i = 0; i < 2; i++) queue.finished({ id: `192.0.2.${i}`, anonymous: true }, `anonymous ${i}`)
   const turns = Array.from({ length: 8 }, () => queue.next()!.job)
   t.same(turns, ['keyed 1', 'keyed 2', 'anonymous 2', 'keyed 3', 'keyed 4', 'keyed 5', 'anonymous 3', 'keyed 6'], 'three keyed turns to one anonymous one, up to two anonymous slots of eight')
-  queue.finished(keyed)
-  t.same(Array.from({ length: 4 }, () => { const turn = queue.next()!; queue.finished(turn.caller); return turn.job }), ['keyed 7', 'keyed 8', 'keyed 9', 'keyed 10'],
+  queue.finished(keyed, 'keyed 6')
+  t.same(Array.from({ length: 4 }, () => { const turn = queue.next()!; queue.finished(turn.caller, turn.job); return turn.job }), ['keyed 7', 'keyed 8', 'keyed 9', 'keyed 10'],
     'with two anonymous pages running, keyed callers take the turns that free up')
+})
+
+t.test('anonymous callers spend at most a quarter of their slots\' time reading, after a burst of a second; keyed callers are not held back, and the queue wakes once the credit is back', async t => {
+  let now = 0
+  const queue = new FairQueue<number>({ slots: 1, perCaller: 1_000_000, clock: () => now })
+  const anonymous = { id: '192.0.2.1', anonymous: true }
+  for (let i = 0; i < 1_000_000; i++) queue.push(anonymous, i)
+  // Pages of 100 ms one after another whenever one is handed out, for 100 s.
+  let busy = 0
+  while (now < 100_000) {
+    const turn = queue.next()
+    if (turn === undefined) {
+      now += 10
+      continue
+    }
+    now += 100
+    busy += 100
+    queue.finished(turn.caller, turn.job)
+  }
+  t.ok(busy >= 0.25 * 100_000 - 1000 && busy <= 0.25 * 100_000 + anonymousBurstMs + 100, `${busy} ms of 100 s read for anonymous callers (a quarter, and a burst of ${anonymousBurstMs} ms)`)
+  t.equal(anonymousDuty, 0.25)
+  const keyed = { id: 'key', anonymous: false }
+  queue.push(keyed, -1)
+  t.same(queue.next(), { caller: keyed, job: -1 }, 'a keyed page is handed out while anonymous callers wait for their credit')
+  queue.finished(keyed, -1)
+  // Spent: told once the credit is back (a timer of its own, on the real clock, from the debt owed).
+  let woken = 0
+  let told = (): void => {}
+  const wake = new Promise<void>(resolve => { told = resolve })
+  const wait = new FairQueue<number>({ slots: 1, perCaller: 10, clock: () => now, wake: () => { woken++; told() } })
+  wait.push(anonymous, 1)
+  wait.push(anonymous, 2)
+  const first = wait.next()!
+  now += anonymousBurstMs + 1
+  wait.finished(first.caller, first.job)
+  t.equal(wait.next(), undefined, 'none while the credit is spent')
+  // Its timer keeps no process alive (the jobs' own budgets do): this one does, while the test waits.
+  const alive = setTimeout(() => {}, 60_000)
+  await wake
+  clearTimeout(alive)
+  t.equal(woken, 1, 'woken once')
+  now += 100
+  t.same(wait.next(), { caller: anonymous, job: 2 }, 'and handed out once the credit is back')
 })
 
 t.test('a job put back after its slot failed comes first, its caller first in turn, whatever the bound; drain() empties the queue', async t => {
@@ -154,13 +198,13 @@ t.test('a job put back after its slot failed comes first, its caller first in tu
   t.same(turn, { caller: a, job: 'a1' })
   queue.push(a, 'a2')
   t.throws(() => queue.push(a, 'a3'), TooManyWaitingError, 'the bound holds for new jobs')
-  queue.finished(a)
+  queue.finished(a, 'a1')
   queue.retry(a, 'a1')
   t.equal(queue.size, 3, 'the job put back waits beyond the bound')
   t.same(queue.next(), { caller: a, job: 'a1' }, 'and comes first, ahead of the caller whose turn it was')
-  queue.finished(a)
+  queue.finished(a, 'a1')
   t.same(queue.next(), { caller: b, job: 'b1' }, 'then the other caller')
-  queue.finished(b)
+  queue.finished(b, 'b1')
   queue.push(b, 'b2')
   t.same(queue.drain().sort(), ['a2', 'b2'])
   t.equal(queue.size, 0)

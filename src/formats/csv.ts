@@ -173,16 +173,7 @@ export class CsvReader {
             state = skipping
             break
           }
-          this.#take()
-          if (c === comma) {
-            state = atCell
-          } else if (c === lf) {
-            this.#lineEnds++
-            this.#end(offset + j, out)
-            state = atRecord
-          } else {
-            state = atCr
-          }
+          state = this.#cellEnds(c, offset + j, atCr, out)
           break
         }
         case inQuotes: {
@@ -214,16 +205,7 @@ export class CsvReader {
             state = skipping
             break
           }
-          this.#take()
-          if (c === comma) {
-            state = atCell
-          } else if (c === lf) {
-            this.#lineEnds++
-            this.#end(offset + i - 1, out)
-            state = atRecord
-          } else {
-            state = atCrAfterQuote
-          }
+          state = this.#cellEnds(c, offset + i - 1, atCrAfterQuote, out)
           break
         }
         case atRecordCr:
@@ -298,6 +280,16 @@ export class CsvReader {
     if (!this.#refused) out.push(to - this.#start > this.#longest ? { line: this.#line, error: this.#tooLong() } : { line: this.#line, cells: this.#cells })
     this.#cells = []
     this.#refused = false
+  }
+
+  /** A cell ended at `c` (a comma, LF or CR, at `at` in the text): the state that follows, `afterCr` after a CR. */
+  #cellEnds (c: number, at: number, afterCr: number, out: CsvRecord[]): number {
+    this.#take()
+    if (c === comma) return atCell
+    if (c !== lf) return afterCr
+    this.#lineEnds++
+    this.#end(at, out)
+    return atRecord
   }
 
   /**

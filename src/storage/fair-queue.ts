@@ -5,19 +5,29 @@ import type { ListCaller } from './types.js'
 /**
  * Turns keyed callers get for each turn of anonymous callers while both wait. A key is accountable
  * (it can be revoked, and its quota is five times an address's), an address is not: anonymous searches
- * get a quarter of the readers under load, enough for the public catalogue to stay usable, while a
- * keyed search waits for at most one anonymous page beyond the one running.
+ * get a quarter of the readers, enough for the public catalogue to stay usable, while a keyed search
+ * waits for at most one anonymous page beyond the one running.
  */
 export const keyedTurns = 3
 
-/** While keyed callers wait, anonymous callers together hold at most this many of `slots` (a quarter, at least one). */
+/**
+ * Anonymous callers together hold at most this many of `slots` (a quarter, at least one), whoever
+ * waits; a keyed caller that comes finds the others free.
+ */
 export const anonymousSlots = (slots: number): number => Math.max(1, Math.floor(slots / (keyedTurns + 1)))
 
 /**
- * While no keyed caller waits, anonymous callers together hold at most this many of `slots`: all but
- * one, so that a keyed caller that comes finds one free rather than wait for an anonymous page to end.
+ * The share of their slots' time anonymous callers may spend reading, over a second or so: a costly
+ * page's work is done where everyone's is (PostgreSQL's processes, the cores a reader thread shares),
+ * and a slot kept busy by bursts of anonymous searches took that much from every other request.
+ * Measured on PostgreSQL sharing 2 cores (npm run bench -- --hostile, L3): with anonymous callers
+ * holding 2 of 3 slots, GET one by id beside their bursts kept 46 % of its rate; 1 slot, 54-74 %;
+ * 1 slot a quarter of the time, see BENCHMARKS.md.
  */
-export const anonymousSlotsAlone = (slots: number): number => anonymousSlots(slots)
+export const anonymousDuty = 0.25
+
+/** Milliseconds of reading per anonymous slot that may be spent at once (the credit's ceiling). */
+export const anonymousBurstMs = 1000
 
 /** A caller already has as many pages waiting as one caller may: the next is refused at once, not queued. */
 export class TooManyWaitingError extends Error {
@@ -34,9 +44,19 @@ const kindOf = (caller: ListCaller): Kind => caller.anonymous ? 'anonymous' : 'k
  * The jobs waiting for a slot (a reader thread, a connection), one queue per caller. Each kind of
  * caller (keyed, anonymous) takes its callers in turn, one job each, first come first served within
  * a caller; between the kinds, keyed callers get `keyedTurns` turns for one anonymous turn while both
- * wait, and anonymous callers no turn while they hold anonymousSlots() slots. next() hands a job out and counts its slot taken
- * until finished() gives it back.
+ * wait, and anonymous callers no turn while they hold anonymousSlots() slots, nor while they have spent
+ * their share of the time (anonymousDuty). next() hands a job out and counts its slot taken until
+ * finished() gives it back.
  */
+export interface FairQueueOptions {
+  slots: number
+  perCaller: number
+  /** Milliseconds, monotonic (tests move their own). */
+  clock?: () => number
+  /** Called once anonymous jobs that waited for their share of the time may be handed out: call next() again. */
+  wake?: () => void
+}
+
 export class FairQueue<J> {
   readonly #perCaller: number
   readonly #anonymousSlots: number
@@ -46,10 +66,37 @@ export class FairQueue<J> {
   /** Keyed turns since the last anonymous one. */
   #keyedInARow = 0
   #size = 0
+  readonly #clock: () => number
+  readonly #wake: () => void
+  /**
+   * Milliseconds of reading anonymous callers may still start on: refilled at `anonymousDuty` of their
+   * slots' time, up to `anonymousBurstMs` a slot, spent by what each of their jobs took once it ends.
+   */
+  #credit: number
+  #creditAt: number
+  readonly #refill: number
+  readonly #ceiling: number
+  /** When each anonymous job handed out began. */
+  readonly #began = new Map<J, number>()
+  #waking: NodeJS.Timeout | null = null
 
-  constructor ({ slots, perCaller }: { slots: number, perCaller: number }) {
+  constructor ({ slots, perCaller, clock = () => performance.now(), wake = () => {} }: FairQueueOptions) {
     this.#perCaller = perCaller
     this.#anonymousSlots = anonymousSlots(slots)
+    this.#clock = clock
+    this.#wake = wake
+    this.#refill = this.#anonymousSlots * anonymousDuty
+    this.#ceiling = this.#anonymousSlots * anonymousBurstMs
+    this.#credit = this.#ceiling
+    this.#creditAt = clock()
+  }
+
+  /** The credit now, refilled for the time since it was last counted. */
+  #creditNow (): number {
+    const now = this.#clock()
+    this.#credit = Math.min(this.#ceiling, this.#credit + (now - this.#creditAt) * this.#refill)
+    this.#creditAt = now
+    return this.#credit
   }
 
   /** Queues `job` last of its caller's; throws TooManyWaitingError, queuing nothing, when the caller has `perCaller` waiting. */
@@ -86,7 +133,15 @@ export class FairQueue<J> {
   next (): { caller: ListCaller, job: J } | undefined {
     const keyed = this.#waiting.keyed.size > 0
     const anonymous = this.#waiting.anonymous.size > 0
-    const anonymousRoom = anonymous && this.#running.anonymous < this.#anonymousSlots
+    let anonymousRoom = anonymous && this.#running.anonymous < this.#anonymousSlots
+    if (anonymousRoom && this.#creditNow() <= 0) {
+      anonymousRoom = false
+      // They have spent their share: told when the credit is back.
+      this.#waking ??= setTimeout(() => {
+        this.#waking = null
+        this.#wake()
+      }, Math.ceil(-this.#credit / this.#refill) + 1).unref()
+    }
     if (!keyed && !anonymousRoom) return undefined
     const anonymousTurn = !keyed || (anonymousRoom && this.#keyedInARow >= keyedTurns)
     const kind: Kind = anonymousTurn ? 'anonymous' : 'keyed'
@@ -99,12 +154,17 @@ export class FairQueue<J> {
     if (jobs.length > 0) callers.set(id, jobs)
     this.#size--
     this.#running[kind]++
+    if (anonymousTurn) this.#began.set(job, this.#clock())
     return { caller: { id, anonymous: anonymousTurn }, job }
   }
 
-  /** The slot of a job next() handed out for `caller` is free again. */
-  finished (caller: ListCaller): void {
+  /** The slot of `job`, which next() handed out for `caller`, is free again; an anonymous job's time is spent from the credit. */
+  finished (caller: ListCaller, job: J): void {
     this.#running[kindOf(caller)]--
+    const began = this.#began.get(job)
+    if (began === undefined) return
+    this.#began.delete(job)
+    this.#credit = this.#creditNow() - (this.#clock() - began)
   }
 
   /** Every waiting job, taken out. */
@@ -124,7 +184,7 @@ export class FairQueue<J> {
 
 interface Waiter {
   start: () => void
-  timer: NodeJS.Timeout
+  timer: NodeJS.Timeout | undefined
 }
 
 /**
@@ -139,23 +199,22 @@ export class FairGate {
   #free: number
 
   constructor ({ slots, perCaller, budgetMs }: { slots: number, perCaller: number, budgetMs: number }) {
-    this.#queue = new FairQueue({ slots, perCaller })
+    this.#queue = new FairQueue({ slots, perCaller, wake: () => this.#dispatch() })
     this.#free = slots
     this.#budgetMs = budgetMs
   }
 
   async run<T> (caller: ListCaller, read: () => Promise<T>): Promise<T> {
+    const waiter: Waiter = { start: () => {}, timer: undefined }
     await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        start: () => {
-          clearTimeout(waiter.timer)
-          resolve()
-        },
-        timer: setTimeout(() => {
-          this.#queue.remove(caller, waiter)
-          reject(new ListTimeoutError(this.#budgetMs))
-        }, this.#budgetMs)
+      waiter.start = () => {
+        clearTimeout(waiter.timer)
+        resolve()
       }
+      waiter.timer = setTimeout(() => {
+        this.#queue.remove(caller, waiter)
+        reject(new ListTimeoutError(this.#budgetMs))
+      }, this.#budgetMs)
       try {
         this.#queue.push(caller, waiter)
       } catch (error) {
@@ -167,7 +226,7 @@ export class FairGate {
     try {
       return await read()
     } finally {
-      this.#queue.finished(caller)
+      this.#queue.finished(caller, waiter)
       this.#free++
       this.#dispatch()
     }

@@ -54,7 +54,7 @@ export class ReadPool {
     this.#data = data
     this.#budgetMs = budgetMs
     this.#start = start
-    this.#queue = new FairQueue({ slots: threads, perCaller })
+    this.#queue = new FairQueue({ slots: threads, perCaller, wake: () => this.#dispatch() })
     for (let i = 0; i < threads; i++) this.#spawn()
   }
 
@@ -130,7 +130,7 @@ export class ReadPool {
       }
       const job = reader.job!
       reader.job = null
-      this.#queue.finished(job.caller)
+      this.#queue.finished(job.caller, job)
       this.#deaths = 0
       this.#settle(job, () => {
         if ('page' in reply) job.resolve(reply.page)
@@ -143,7 +143,7 @@ export class ReadPool {
       this.#readers.delete(reader)
       if (this.#closed) return
       const job = reader.job
-      if (job !== null) this.#queue.finished(job.caller)
+      if (job !== null) this.#queue.finished(job.caller, job)
       if (job !== null && !job.settled) {
         if (job.retried) this.#settle(job, () => job.reject(new Error('a reader thread died twice reading this page')))
         else {
