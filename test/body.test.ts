@@ -32,21 +32,24 @@ async function readAll (request: IncomingMessage): Promise<string> {
   let text = ''
   let chunks = 0
   let pieces = 0
+  let largest = 0
   for await (const arrived of arriving(request)) {
     text += arrived.chunk.toString()
     chunks++
     pieces += arrived.pieces
+    largest = Math.max(largest, arrived.chunk.length)
   }
-  return JSON.stringify({ text, chunks, pieces })
+  return JSON.stringify({ text, chunks, pieces, largest })
 }
 
 t.test('a body sent in 20-byte chunks is handed on in a few joined chunks, each with the pieces it came in', async t => {
   const port = await server(t, readAll)
   const chunks = Array.from({ length: 15_000 }, (_, i) => String(i % 10).repeat(20))
-  const got = JSON.parse(await send(port, chunks)) as { text: string, chunks: number, pieces: number }
+  const got = JSON.parse(await send(port, chunks)) as { text: string, chunks: number, pieces: number, largest: number }
   t.equal(got.text, chunks.join(''), 'every byte, in order')
   t.ok(got.pieces >= 15_000 && got.pieces <= 15_000 + 100, `${got.pieces} pieces: every HTTP chunk, and those two reads of the socket cut in two`)
   t.ok(got.chunks <= 100, `${got.chunks} chunks handed on for 15,000 pieces`)
+  t.ok(got.largest <= 65_536, `at most 64 KiB at a time (${got.largest})`)
 })
 
 t.test('whatever the chunks, the bytes arrive whole and every piece is counted once', async t => {

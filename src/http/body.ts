@@ -19,6 +19,9 @@ function countPieces (body: Readable, counted: () => void): () => void {
   return () => { body.push = push }
 }
 
+/** Bytes of a chunk arriving() hands on at most. */
+const handedOn = 1 << 16
+
 /**
  * The body's bytes as they arrive, joined, each with the pieces it came in. Node hands a body on one
  * piece at a time and runs what awaits it after each one (the stream's own async iterator included):
@@ -45,9 +48,14 @@ export async function * arriving (body: Readable): AsyncGenerator<{ chunk: Buffe
       const parts: Buffer[] = []
       for (let part = body.read() as Buffer | null; part !== null; part = body.read() as Buffer | null) parts.push(part)
       if (parts.length > 0) {
-        const arrived = { chunk: parts.length === 1 ? parts[0]! : Buffer.concat(parts), pieces }
-        pieces = 0
-        yield arrived
+        const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+        // Handed on at most 64 KiB at a time: text read from a larger buffer lives long enough to be
+        // collected as old garbage (reading 100,000 CSV rows joined in 1 MiB took twice the CPU).
+        for (let at = 0; at < joined.length; at += handedOn) {
+          const arrived = { chunk: joined.subarray(at, at + handedOn), pieces }
+          pieces = 0
+          yield arrived
+        }
         continue
       }
       if (settled === null) return
