@@ -140,7 +140,7 @@ t.test('problems stop at 100; nesting beyond 64 levels is one problem, at the fi
   t.equal(long.json().errors[0].pointer, `#/${name}`.slice(0, 499) + '…', 'cut to the contract\'s 500 characters')
 })
 
-t.test('a JSON body labelled UTF-16 or UTF-32 is a 415 saying so; UTF-8 and ASCII-compatible labels are read as UTF-8 (RFC 8259)', async t => {
+t.test('a JSON body labelled UTF-16 or UTF-32 is a 415 saying so; UTF-8 and ASCII-compatible labels are read as UTF-8, a leading byte order mark ignored (RFC 8259)', async t => {
   const { request } = await build(t)
   const body = JSON.stringify(dune)
   for (const [type, payload] of [['application/json; charset=utf-16', Buffer.from(body, 'utf16le')], ['application/json;charset="UTF-16LE"', Buffer.from(body, 'utf16le')], ['application/json; foo=bar; Charset=utf-32', Buffer.from(body)]] as const) {
@@ -152,4 +152,8 @@ t.test('a JSON body labelled UTF-16 or UTF-32 is a 415 saying so; UTF-8 and ASCI
     const res = await request({ method: 'POST', url: '/books', headers: { 'content-type': type }, payload: JSON.stringify({ ...dune, isbn: null, title: type }) })
     t.equal(res.statusCode, 201, type)
   }
+  // RFC 8259 lets a parser ignore a leading byte order mark, which some editors and Windows tools write.
+  const marked = await request({ method: 'POST', url: '/books', headers: { 'content-type': 'application/json' }, payload: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ ...dune, isbn: null, title: 'Marked' }))]) })
+  t.equal(marked.statusCode, 201, 'a UTF-8 byte order mark before the JSON is ignored')
+  t.equal(marked.json().title, 'Marked')
 })
