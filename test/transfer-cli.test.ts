@@ -32,6 +32,14 @@ function world (origin: string, options: { tty?: boolean, fetch?: typeof fetch }
   return { env, out, err, progress, written: () => written }
 }
 
+/** A fetch that answers as an origin where nothing listens would (whatever listens there on this machine), telling `asked` each URL. */
+function unreachable (asked: string[]): typeof fetch {
+  return async input => {
+    asked.push(String(input))
+    throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })
+  }
+}
+
 function folder (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'bsa-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -130,9 +138,14 @@ t.test('a cut connection: the upload is sent again with its key (imported once),
   t.match(lost.progress.at(-1), /lost http:\/\/127\.0\.0\.1:\d+\/imports\/[0-9a-f-]+; it goes on on the server/)
   const nowhere = world(origin)
   t.equal(await runExport(['books', '--url', 'http://127.0.0.1:9'], { ...nowhere.env, env: {} }), 1, 'no key, an origin given')
-  t.equal(await runExport(['books'], { ...nowhere.env, env: {} }), 1, 'the default origin, where nothing answers a test')
-  const gone = world('http://127.0.0.1:9', {})
+  // The default origin is where `npm start` serves, which may be running beside the tests: it is
+  // asked through a fetch of the test's own that answers as nothing listening would.
+  const asked: string[] = []
+  const defaulted = world(origin, { fetch: unreachable(asked) })
+  t.equal(await runExport(['books'], { ...defaulted.env, env: {} }), 1, 'the default origin, where nothing answers')
+  t.match(asked, [/^http:\/\/127\.0\.0\.1:3000\/books/], 'no BSA_URL nor --url: the quick start\'s origin')
+  const gone = world('http://127.0.0.1:9', { fetch: unreachable([]) })
   t.equal(await runImport([join(dir, 'books.csv')], gone.env), 1)
   t.match(gone.progress.at(-1), /tried 5 times/)
-  t.equal(await runExport(['books'], world('http://127.0.0.1:9').env), 1, 'to standard output, not started again')
+  t.equal(await runExport(['books'], world('http://127.0.0.1:9', { fetch: unreachable([]) }).env), 1, 'to standard output, not started again')
 })
