@@ -24,7 +24,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 t.test('generated interleavings: FIFO within a caller, each caller in turn, the shares between keyed and anonymous callers, the bound per caller, nothing lost', async t => {
   fc.assert(fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 4 }), fc.array(op, { maxLength: 300 }), (slots, perCaller, ops) => {
     // Jobs take no time on this clock: the anonymous callers' share of the time is tested below.
-    const queue = new FairQueue<number>({ slots, perCaller, clock: () => 0 })
+    const queue = new FairQueue<number>({ slots, perCaller, clock: () => 0, wake: () => {} })
     // The model: each caller's waiting jobs in the order queued, the jobs handed out and not finished.
     const waiting = new Map<string, number[]>(callers.map(caller => [nameOf(caller), []]))
     const running: { caller: ListCaller, job: number }[] = []
@@ -129,7 +129,7 @@ t.test('generated interleavings: FIFO within a caller, each caller in turn, the 
 t.test('anonymous callers hold at most a quarter of the slots (at least one), whether keyed callers wait or not', async t => {
   t.same([1, 2, 3, 4, 7, 8, 12, 64].map(anonymousSlots), [1, 1, 1, 1, 1, 2, 3, 16])
   const keyed = { id: 'key', anonymous: false }
-  const queue = new FairQueue<string>({ slots: 8, perCaller: 100 })
+  const queue = new FairQueue<string>({ slots: 8, perCaller: 100, wake: () => {} })
   for (let i = 0; i < 20; i++) queue.push({ id: `192.0.2.${i}`, anonymous: true }, `anonymous ${i}`)
   const first = Array.from({ length: 2 }, () => queue.next()!.job)
   t.same(first, ['anonymous 0', 'anonymous 1'], 'alone, anonymous callers take two slots of eight')
@@ -148,7 +148,7 @@ t.test('anonymous callers hold at most a quarter of the slots (at least one), wh
 
 t.test('anonymous callers spend at most a quarter of their slots\' time reading, after a burst of a second; keyed callers are not held back, and the queue wakes once the credit is back', async t => {
   let now = 0
-  const queue = new FairQueue<number>({ slots: 1, perCaller: 1_000_000, clock: () => now })
+  const queue = new FairQueue<number>({ slots: 1, perCaller: 1_000_000, clock: () => now, wake: () => {} })
   const anonymous = { id: '192.0.2.1', anonymous: true }
   for (let i = 0; i < 1_000_000; i++) queue.push(anonymous, i)
   // Pages of 100 ms one after another whenever one is handed out, for 100 s.
@@ -190,7 +190,7 @@ t.test('anonymous callers spend at most a quarter of their slots\' time reading,
 })
 
 t.test('a job put back after its slot failed comes first, its caller first in turn, whatever the bound; drain() empties the queue', async t => {
-  const queue = new FairQueue<string>({ slots: 1, perCaller: 1 })
+  const queue = new FairQueue<string>({ slots: 1, perCaller: 1, wake: () => {} })
   const [a, b] = [{ id: 'a', anonymous: false }, { id: 'b', anonymous: false }]
   queue.push(a, 'a1')
   queue.push(b, 'b1')
@@ -241,4 +241,22 @@ t.test('FairGate: reads run at most `slots` at once, in fair turns; a read waiti
   const failing = roomy.run(anonymous, async () => { throw new Error('statement failed') })
   await t.rejects(failing, /statement failed/, 'a read\'s failure is its caller\'s')
   t.equal(roomy.free, 1, 'and its slot is free again')
+})
+
+t.test('FairGate: an anonymous read beyond its callers\' share of the time waits for the credit, then runs; a keyed one does not wait', async t => {
+  let now = 0
+  const gate = new FairGate({ slots: 1, perCaller: 4, budgetMs: 600_000, clock: () => now })
+  const anonymous = { id: '192.0.2.9', anonymous: true }
+  // The first read takes a little more than the whole credit of this clock.
+  t.equal(await gate.run(anonymous, async () => { now += anonymousBurstMs + 2; return 'long' }), 'long')
+  let second = false
+  const waiting = gate.run(anonymous, async () => { second = true; return 'second' })
+  t.equal(await gate.run({ id: 'key', anonymous: false }, async () => 'keyed'), 'keyed', 'a keyed read goes ahead')
+  // Time stands still on this clock: however often the gate is woken, the credit is not back.
+  const alive = setTimeout(() => {}, 60_000)
+  await new Promise(resolve => setTimeout(resolve, 0))
+  t.notOk(second, 'the anonymous read waits')
+  now += 100
+  t.equal(await waiting, 'second', 'and runs once the credit is back, woken by the gate\'s own timer')
+  clearTimeout(alive)
 })

@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { parseSearch } from '../src/domain/search/query.js'
 import { defaultListLimits, ListTimeoutError } from '../src/storage/list-sql.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
+import { anonymousBurstMs } from '../src/storage/fair-queue.js'
 import { ReadPool, type StartReader } from '../src/storage/sqlite/read-pool.js'
 import type { ListQuery } from '../src/storage/types.js'
 import { adminKey, build, silentReader as silent, stubReader, tempDatabase, within } from './helper.js'
@@ -85,6 +86,26 @@ t.test('the budget starts once a reader is ready, not while the service starts',
   const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 50, perCaller: 16, start: readyLate })
   t.teardown(() => pool.close())
   t.same(await pool.page('books', byRelevance('dune'), 10, null), { items: [], after: null }, 'read by the reader ready 300 ms later, with a budget of 50 ms')
+})
+
+t.test('an anonymous page beyond its callers\' share of the readers\' time waits for the credit, then is read; keyed pages do not wait', async t => {
+  let now = 0
+  const answers = stubReader('parentPort.postMessage({ id, page: { items: [], after: null } })')
+  const pool = new ReadPool({ path: await seeded(t), limits: defaultListLimits }, { threads: 1, budgetMs: 600_000, perCaller: 16, start: answers, clock: () => now })
+  t.teardown(() => pool.close())
+  const keyed = { id: 'key', anonymous: false }
+  const anonymous = { id: '192.0.2.10', anonymous: true }
+  await pool.page('books', byRelevance('dune'), 10, null, keyed)
+  // Handed to the ready reader at once; it takes a little more than the whole credit of this clock.
+  const long = pool.page('books', byRelevance('dune'), 10, null, anonymous)
+  now += anonymousBurstMs + 2
+  await long
+  let read = false
+  const waiting = pool.page('books', byRelevance('dune'), 10, null, anonymous).then(page => { read = true; return page })
+  t.same(await pool.page('books', byRelevance('dune'), 10, null, keyed), { items: [], after: null }, 'a keyed page is read meanwhile')
+  t.notOk(read, 'the anonymous one waits: time stands still on this clock')
+  now += 100
+  t.same(await within(waiting, 10_000, 'the anonymous page once the credit is back'), { items: [], after: null }, 'and is read once the credit is back')
 })
 
 // The budget is the guarantee: a test of it must fail in seconds when it is not kept, not hang the file.

@@ -206,18 +206,17 @@ export const lingerPiecesMax = 1024
 function lingerBeforeClosing (socket: Socket, request: IncomingMessage): void {
   let dropped = 0
   let answered = false
-  let tooMany = false
-  const close = (): void => { setImmediate(() => socket.destroy()) }
-  const drop = (): void => {
-    if (++dropped !== lingerPiecesMax) return
-    tooMany = true
-    if (answered) close()
+  // Once the answer is out and the body has come in more pieces than the bound, whichever is last.
+  const closeIfTooMany = (): void => {
+    if (answered && dropped >= lingerPiecesMax) setImmediate(() => socket.destroy())
   }
-  request.on('data', drop)
+  request.on('data', () => {
+    if (++dropped === lingerPiecesMax) closeIfTooMany()
+  })
   socket.destroySoon = () => {
     answered = true
     socket.end()
-    if (tooMany) return close()
+    closeIfTooMany()
     // Called back at once should the body have ended meanwhile.
     finished(request, () => socket.destroy())
     // Flowing already, unless paused again by whoever read it before.

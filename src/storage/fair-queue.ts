@@ -54,7 +54,7 @@ export interface FairQueueOptions {
   /** Milliseconds, monotonic (tests move their own). */
   clock?: () => number
   /** Called once anonymous jobs that waited for their share of the time may be handed out: call next() again. */
-  wake?: () => void
+  wake: () => void
 }
 
 export class FairQueue<J> {
@@ -80,7 +80,7 @@ export class FairQueue<J> {
   readonly #began = new Map<J, number>()
   #waking: NodeJS.Timeout | null = null
 
-  constructor ({ slots, perCaller, clock = () => performance.now(), wake = () => {} }: FairQueueOptions) {
+  constructor ({ slots, perCaller, clock = () => performance.now(), wake }: FairQueueOptions) {
     this.#perCaller = perCaller
     this.#anonymousSlots = anonymousSlots(slots)
     this.#clock = clock
@@ -184,7 +184,7 @@ export class FairQueue<J> {
 
 interface Waiter {
   start: () => void
-  timer: NodeJS.Timeout | undefined
+  timer: NodeJS.Timeout
 }
 
 /**
@@ -198,23 +198,27 @@ export class FairGate {
   readonly #budgetMs: number
   #free: number
 
-  constructor ({ slots, perCaller, budgetMs }: { slots: number, perCaller: number, budgetMs: number }) {
-    this.#queue = new FairQueue({ slots, perCaller, wake: () => this.#dispatch() })
+  /** `clock`: milliseconds, monotonic, for the anonymous callers' share of the time (tests move their own). */
+  constructor ({ slots, perCaller, budgetMs, clock }: { slots: number, perCaller: number, budgetMs: number, clock?: () => number }) {
+    this.#queue = new FairQueue({ slots, perCaller, clock, wake: () => this.#dispatch() })
     this.#free = slots
     this.#budgetMs = budgetMs
   }
 
   async run<T> (caller: ListCaller, read: () => Promise<T>): Promise<T> {
-    const waiter: Waiter = { start: () => {}, timer: undefined }
+    // Set by the promise's executor, which runs at once.
+    let waiter!: Waiter
     await new Promise<void>((resolve, reject) => {
-      waiter.start = () => {
-        clearTimeout(waiter.timer)
-        resolve()
+      waiter = {
+        start: () => {
+          clearTimeout(waiter.timer)
+          resolve()
+        },
+        timer: setTimeout(() => {
+          this.#queue.remove(caller, waiter)
+          reject(new ListTimeoutError(this.#budgetMs))
+        }, this.#budgetMs)
       }
-      waiter.timer = setTimeout(() => {
-        this.#queue.remove(caller, waiter)
-        reject(new ListTimeoutError(this.#budgetMs))
-      }, this.#budgetMs)
       try {
         this.#queue.push(caller, waiter)
       } catch (error) {

@@ -82,7 +82,8 @@ class ExportThread {
 
   constructor (worker: Worker, onExit: () => void) {
     this.#worker = worker
-    let ready = () => {}
+    // Set by the promise's executor, which runs at once.
+    let ready!: () => void
     this.#ready = new Promise<void>(resolve => { ready = resolve })
     worker.on('message', (answer: ExportAnswer) => {
       if ('ready' in answer) ready()

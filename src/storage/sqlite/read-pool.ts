@@ -49,12 +49,15 @@ export class ReadPool {
   /** Threads kept dying and are no longer started: every page fails at once rather than wait for none. */
   #gaveUp = false
 
-  /** `perCaller`: pages one caller may have waiting; beyond, its next page is refused at once with TooManyWaitingError. */
-  constructor (data: ReaderData, { threads, budgetMs, perCaller, start = startReader }: { threads: number, budgetMs: number, perCaller: number, start?: StartReader }) {
+  /**
+   * `perCaller`: pages one caller may have waiting; beyond, its next page is refused at once with TooManyWaitingError.
+   * `clock`: milliseconds, monotonic, for the anonymous callers' share of the time (tests move their own).
+   */
+  constructor (data: ReaderData, { threads, budgetMs, perCaller, start = startReader, clock }: { threads: number, budgetMs: number, perCaller: number, start?: StartReader, clock?: () => number }) {
     this.#data = data
     this.#budgetMs = budgetMs
     this.#start = start
-    this.#queue = new FairQueue({ slots: threads, perCaller, wake: () => this.#dispatch() })
+    this.#queue = new FairQueue({ slots: threads, perCaller, clock, wake: () => this.#dispatch() })
     for (let i = 0; i < threads; i++) this.#spawn()
   }
 
