@@ -2,7 +2,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { replaceRecord } from '../src/handlers/conditional.js'
-import { PreconditionFailedError } from '../src/http/errors.js'
+import { RevisionNotCurrentError } from '../src/domain/outcomes.js'
 import type { Book } from '../src/contract/api-types.js'
 import type { BookValues, RecordStore, Versioned } from '../src/storage/types.js'
 import { build, ada, dune } from './helper.js'
@@ -210,7 +210,7 @@ t.test('a write that lands between the check of the body\'s timestamps and the r
   // A store whose record moves on to revision 2 just after it was read.
   const store = {
     get: async () => read,
-    replace: async (_id: string, _values: BookValues, expected: readonly number[] | null) => { throw PreconditionFailedError.of('book', expected ?? [], 2) }
+    replace: async (_id: string, _values: BookValues, expected: readonly number[] | null) => { throw RevisionNotCurrentError.of('book', expected ?? [], 2) }
   } as unknown as RecordStore<Book, BookValues>
   const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
   const replacement = { kind: 'book', idField: 'book_id', id: record.book_id, body: record, values }

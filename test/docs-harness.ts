@@ -29,7 +29,7 @@ import pg from 'pg'
 import type { Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 // The paths of the service's modules that this test names, each on one line: they move with src/'s reorganisation.
-import { allScopes } from '../src/access/api-key-types.js'
+import { allScopes } from '../src/domain/api-key-types.js'
 import { loadConfig } from '../src/config/index.js'
 import { spec, validatorAt } from './contract.js'
 import { type Block, createsDatabase, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'

@@ -1,7 +1,7 @@
 // The change feed's contract: what every engine's EventFeed and its record writes must do, through Repositories only (feed.*.test.ts).
 import fc from 'fast-check'
 import type { Test } from 'tap'
-import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
+import { IdempotencyKeyTakenError, RevisionNotCurrentError, ValueTakenError } from '../src/domain/outcomes.js'
 import { eventEnvelope, eventSource, eventTypes, type EventType } from '../src/storage/events.js'
 import type { BookValues, EventFeed, IdempotencyEntry, Repositories, StoredEvent, StudentValues, Versioned } from '../src/storage/types.js'
 import type { FreshDatabase, OpenStorage } from './storage-contract.js'
@@ -109,12 +109,12 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
     await settled(events, await events.oldest(), 4)
     const head = await events.head()
 
-    await t.rejects(books.create(book({ isbn: '9780441013593' })), new DuplicateError('book', 'isbn'))
-    await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new DuplicateError('book', 'isbn'))
-    await t.rejects(students.create(student({ email: 'ADA@example.org' })), new DuplicateError('student', 'email'))
-    await t.rejects(books.replace(other.record.book_id, book({ isbn: '9780441013593' }), null), new DuplicateError('book', 'isbn'))
-    await t.rejects(books.replace(taken.record.book_id, book(), [2]), new PreconditionFailedError('book', false))
-    await t.rejects(books.delete(taken.record.book_id, [7]), new PreconditionFailedError('book', false))
+    await t.rejects(books.create(book({ isbn: '9780441013593' })), new ValueTakenError('book', 'isbn'))
+    await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new ValueTakenError('book', 'isbn'))
+    await t.rejects(students.create(student({ email: 'ADA@example.org' })), new ValueTakenError('student', 'email'))
+    await t.rejects(books.replace(other.record.book_id, book({ isbn: '9780441013593' }), null), new ValueTakenError('book', 'isbn'))
+    await t.rejects(books.replace(taken.record.book_id, book(), [2]), new RevisionNotCurrentError('book', false))
+    await t.rejects(books.delete(taken.record.book_id, [7]), new RevisionNotCurrentError('book', false))
     const missing = '01900000-0000-7000-8000-000000000000'
     t.equal(await books.replace(missing, book(), null), null)
     t.equal(await students.replace(missing, student(), null), null)
@@ -203,7 +203,7 @@ export function feedContract (t: Test, fresh: FreshDatabase): void {
       }))
       // Refused only for a reason it gave: a taken ISBN for one that sets an ISBN, a revision for one that named some.
       const justified = (reason: unknown, { action, isbn, expected }: Op) =>
-        (reason instanceof DuplicateError && isbn !== null) || (reason instanceof PreconditionFailedError && expected !== null) ||
+        (reason instanceof ValueTakenError && isbn !== null) || (reason instanceof RevisionNotCurrentError && expected !== null) ||
         (reason instanceof IdempotencyKeyTakenError && action === 'create-keyed')
       if (outcomes.some((o, i) => o.status === 'rejected' && !justified(o.reason, ops[i]!))) return false
       // A key creates one record, and one is created whenever a create with it could not be a duplicate.

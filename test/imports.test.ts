@@ -5,7 +5,7 @@ import t from 'tap'
 import type { Config } from '../src/config/index.js'
 import type { ImportStore } from '../src/storage/types.js'
 import { createKey } from '../src/access/api-keys.js'
-import type { Scope } from '../src/access/api-key-types.js'
+import type { Scope } from '../src/domain/api-key-types.js'
 import { adminKey, build, eventually, openTestRepositories, type TestApi } from './helper.js'
 
 type Json = Record<string, any>

@@ -4,7 +4,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { Book } from '../src/contract/api-types.js'
-import { DuplicateError, IdempotencyKeyInUseError, PreconditionFailedError } from '../src/http/errors.js'
+import { IdempotencyKeyBusyError, RevisionNotCurrentError, ValueTakenError } from '../src/domain/outcomes.js'
 import { latestVersion } from '../src/storage/schema.js'
 import { bookTable } from '../src/storage/tables.js'
 import type { BookValues } from '../src/storage/types.js'
@@ -204,7 +204,7 @@ await withPostgres(t, t => {
     await blocker.query('BEGIN')
     await blocker.query('UPDATE books SET revision = revision + 1 WHERE book_id = $1', [changed.record.book_id])
     // Each outcome is awaited by t.rejects at once, so a rejection never waits without a handler.
-    const stale = t.rejects(books.replace(changed.record.book_id, values('too late'), [1]), new PreconditionFailedError('book', true), 'the revision the write expected was replaced while it waited: 412')
+    const stale = t.rejects(books.replace(changed.record.book_id, values('too late'), [1]), new RevisionNotCurrentError('book', true), 'the revision the write expected was replaced while it waited: 412')
     await waitsOnLock(probe, writer)
     await blocker.query('COMMIT')
     await stale
@@ -223,7 +223,7 @@ await withPostgres(t, t => {
     await blocker.query('BEGIN')
     await blocker.query("UPDATE books SET isbn = '9780441013593' WHERE book_id = $1", [other.record.book_id])
     const neighbour = t.rejects(writes.run({ statements: [{ text: 'SELECT 1/0' }], outcome: () => 0, failure: error => error }), { code: '22012' })
-    const taken = t.rejects(books.replace(changed.record.book_id, values('taken', '9780441013593'), null), new DuplicateError('book', 'isbn'), 'the raised violation names the field')
+    const taken = t.rejects(books.replace(changed.record.book_id, values('taken', '9780441013593'), null), new ValueTakenError('book', 'isbn'), 'the raised violation names the field')
     await waitsOnLock(probe, writer)
     await blocker.query('COMMIT')
     await neighbour
@@ -243,7 +243,7 @@ await withPostgres(t, t => {
 
     // A spec that names no unique column still reports a conflict as a 409.
     const loose = new PostgresTable<Book, BookValues>({ ...bookTable, unique: [] }, bookTypes, reads, writes, new PostgresEventFeed(reads, writes, 'testfeed'), { limits: defaultListLimits, budgetMs: Infinity, connect: () => connect(settingsFor(url), false, true) })
-    await t.rejects(loose.create(values('again', '9780441013593')), new DuplicateError('book', 'book_id'))
+    await t.rejects(loose.create(values('again', '9780441013593')), new ValueTakenError('book', 'book_id'))
 
     // A row held longer than the lock timeout: the write fails with the server's error (a 500), not a 409.
     await blocker.query('BEGIN')
@@ -257,7 +257,7 @@ await withPostgres(t, t => {
     await t.rejects(books.create(values('waits', '9780000000002')), { code: '55P03' })
     // With an Idempotency-Key, any lock wait that runs out is a 409 "retry later".
     const entry = { scope: 's', key: 'k', fingerprint: 'f', expiresAt: Date.now() + 60_000, response: { status: 201, headers: {}, body: '{}' } }
-    await t.rejects(books.create(values('waits', '9780000000002'), () => entry), new IdempotencyKeyInUseError())
+    await t.rejects(books.create(values('waits', '9780000000002'), () => entry), new IdempotencyKeyBusyError())
     await blocker.query('ROLLBACK')
     // Any other failure of a keyed create is the server's error (the contract's bounds keep years far inside int4).
     await t.rejects(books.create({ ...values('huge'), published_year: 2 ** 40 }, () => entry), { code: '22003' })

@@ -1,6 +1,8 @@
-// sendProblem, the one way problems leave: whatever a thrower hands it, at most the contract's 100 errors go out.
+// sendProblem, the one way problems leave: whatever a thrower hands it, at most the contract's 100 errors go out; problemOf, storage's refusals as problems.
 import Fastify from 'fastify'
 import t from 'tap'
+import { IdempotencyKeyBusyError, IdempotencyKeyTakenError, RevisionNotCurrentError, ValueTakenError } from '../src/domain/outcomes.js'
+import { problemOf } from '../src/http/errors.js'
 import { sendProblem } from '../src/http/problems.js'
 
 t.test('a problem never carries more than 100 errors (the contract\'s maxItems); its detail says how many there were', async t => {
@@ -19,4 +21,13 @@ t.test('a problem never carries more than 100 errors (the contract\'s maxItems);
   const hundred = (await app.inject({ url: '/hundred' })).json()
   t.equal(hundred.errors.length, 100)
   t.equal(hundred.detail, 'A hundred problems', 'a list within the cap goes out as it is')
+})
+
+t.test('storage\'s refusals are said as their problems in one place; any other error is not one', async t => {
+  t.match(problemOf(new ValueTakenError('book', 'isbn')), { statusCode: 409, type: '/problems/already-exists', message: 'Another book already has this isbn' })
+  t.match(problemOf(RevisionNotCurrentError.of('book', [1], 2)), { statusCode: 412, type: '/problems/precondition-failed', message: 'The book has changed since the ETag in If-Match was issued' })
+  t.match(problemOf(RevisionNotCurrentError.of('student', [7], 2)), { statusCode: 412, message: /^The ETag in If-Match does not match the student's current one/ })
+  t.match(problemOf(new IdempotencyKeyBusyError()), { statusCode: 409, type: '/problems/idempotency-key-in-use' })
+  t.equal(problemOf(new IdempotencyKeyTakenError()), undefined, 'a key taken is replayed by the handler, never answered as such')
+  t.equal(problemOf(new Error('disk I/O error')), undefined)
 })

@@ -1,7 +1,7 @@
 // The repository contract: what every storage engine must do, run against each (storage.*.test.ts).
 import fc from 'fast-check'
 import type { Test } from 'tap'
-import { DuplicateError, IdempotencyKeyTakenError, PreconditionFailedError } from '../src/http/errors.js'
+import { IdempotencyKeyTakenError, RevisionNotCurrentError, ValueTakenError } from '../src/domain/outcomes.js'
 import type { BookValues, EventLane, IdempotencyEntry, RecordExport, Repositories, StudentValues, Versioned } from '../src/storage/types.js'
 import { toIsbn13 } from '../src/domain/isbn.js'
 import { creationOrder } from '../src/storage/list-sql.js'
@@ -70,7 +70,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const { books } = await opened(t)
     await fc.assert(fc.asyncProperty(bookValues, async values => {
       const created = await books.create(values).catch(error => {
-        if (error instanceof DuplicateError) return null
+        if (error instanceof ValueTakenError) return null
         throw error
       })
       if (created === null) return
@@ -96,17 +96,17 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.same((await books.list(creationOrder, 10, null)).items.map(b => b.book_id), ids)
   })
 
-  t.test('a unique value taken is a DuplicateError naming the field; emails ignore case', async t => {
+  t.test('a unique value taken is a ValueTakenError naming the field; emails ignore case', async t => {
     const { books, students } = await opened(t)
     await books.create(book({ isbn: '9780441013593' }))
-    await t.rejects(books.create(book({ isbn: '9780441013593' })), new DuplicateError('book', 'isbn'))
+    await t.rejects(books.create(book({ isbn: '9780441013593' })), new ValueTakenError('book', 'isbn'))
     await students.create(student({ email: 'Ada@Example.org' }))
-    await t.rejects(students.create(student({ email: 'ada@EXAMPLE.ORG' })), new DuplicateError('student', 'email'))
+    await t.rejects(students.create(student({ email: 'ada@EXAMPLE.ORG' })), new ValueTakenError('student', 'email'))
     const other = await students.create(student({ email: 'bob@example.org' }))
-    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), null), new DuplicateError('student', 'email'))
-    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [1]), new DuplicateError('student', 'email'),
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), null), new ValueTakenError('student', 'email'))
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [1]), new ValueTakenError('student', 'email'),
       'the revision named is current: the taken value is the refusal')
-    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [2]), new PreconditionFailedError('student', false),
+    await t.rejects(students.replace(other.record.student_id, student({ email: 'ADA@example.org' }), [2]), new RevisionNotCurrentError('student', false),
       'a revision it never had is refused first')
     t.equal((await students.list(creationOrder, 10, null)).items.length, 2, 'nothing was written by the failed writes')
     t.equal((await students.get(other.record.student_id))?.revision, 1)
@@ -120,7 +120,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal(replaced?.revision, 2)
     t.equal(replaced?.record.created_at, created.record.created_at, 'created_at is kept')
     t.match(replaced?.record.updated_at, iso)
-    await t.rejects(books.replace(id, book(), [1]), new PreconditionFailedError('book', true), 'a tag of an earlier revision: changed since')
+    await t.rejects(books.replace(id, book(), [1]), new RevisionNotCurrentError('book', true), 'a tag of an earlier revision: changed since')
     t.equal(await books.replace('01900000-0000-7000-8000-000000000000', book(), null), null, 'no record, no write')
     t.same(await books.get(id), replaced, 'the stale write changed nothing')
   })
@@ -130,14 +130,14 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const id = (await books.create(book())).record.book_id
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => books.replace(id, book({ title: `Writer ${i}` }), [1])))
     t.equal(outcomes.filter(o => o.status === 'fulfilled').length, 1, 'one winner')
-    t.ok(outcomes.every(o => o.status === 'fulfilled' || o.reason instanceof PreconditionFailedError), 'the others get 412')
+    t.ok(outcomes.every(o => o.status === 'fulfilled' || o.reason instanceof RevisionNotCurrentError), 'the others get 412')
     t.equal((await books.get(id))?.revision, 2)
   })
 
   t.test('delete: checked, once', async t => {
     const { books } = await opened(t)
     const id = (await books.create(book())).record.book_id
-    await t.rejects(books.delete(id, [7]), new PreconditionFailedError('book', false), 'a revision the book never had: not "changed since"')
+    await t.rejects(books.delete(id, [7]), new RevisionNotCurrentError('book', false), 'a revision the book never had: not "changed since"')
     t.equal(await books.delete(id, [1]), true)
     t.equal(await books.delete(id, null), false)
     t.equal(await books.get(id), null)
@@ -148,7 +148,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     const created = await books.create(book({ isbn: '9780441013593' }), entry('k1'))
     const found = await idempotency.find('key-1 createBook', 'k1', Date.now())
     t.same(found, { fingerprint: 'f', response: { status: 201, headers: { location: '/x' }, body: JSON.stringify(created.record) } })
-    await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new DuplicateError('book', 'isbn'))
+    await t.rejects(books.create(book({ isbn: '9780441013593' }), entry('k2')), new ValueTakenError('book', 'isbn'))
     t.equal(await idempotency.find('key-1 createBook', 'k2', Date.now()), null, 'a failed create stores no key')
     t.equal(await idempotency.find('key-1 createBook', 'k1', Date.now() + 120_000), null, 'an expired entry is not found')
   })
@@ -401,8 +401,8 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
       { values: book({ title: 'Two', isbn: '9780306406157' }), given: { id: '01a21d0c-0000-7000-8000-000000000012' } },
       { values: book({ title: 'Three' }), given: { id: '01a21d0c-0000-7000-8000-000000000013', createdAt: '2020-01-01T00:00:00.000Z', updatedAt: '2021-01-01T00:00:00.000Z' } }
     ])
-    t.match(outcomes, [{ record: { title: 'One', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:00:00.000Z' } }, { statusCode: 409, message: 'Another book already has this isbn' }, { record: { updated_at: '2021-01-01T00:00:00.000Z' } }])
-    t.equal(outcomes[1] instanceof DuplicateError, true)
+    t.match(outcomes, [{ record: { title: 'One', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:00:00.000Z' } }, { name: 'ValueTakenError', field: 'isbn', message: 'Another book already has this isbn' }, { record: { updated_at: '2021-01-01T00:00:00.000Z' } }])
+    t.equal(outcomes[1] instanceof ValueTakenError, true)
     t.equal((await books.get('01a21d0c-0000-7000-8000-000000000013'))?.record.updated_at, '2021-01-01T00:00:00.000Z')
     t.equal(await books.get('01a21d0c-0000-7000-8000-000000000012'), null)
   })

@@ -2,7 +2,7 @@
 import { SpanKind } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import t from 'tap'
-import { DuplicateError } from '../src/http/errors.js'
+import { ValueTakenError } from '../src/domain/outcomes.js'
 import { openPostgresRepositories } from '../src/storage/postgres/index.js'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import { tracedRepositories } from '../src/storage/traced.js'
@@ -59,7 +59,7 @@ await withPostgres(t, t => {
     t.teardown(() => repositories.close())
     const ada = { name: 'Ada', email: 'ada@example.org', enrollment_year: 2025, status: 'active' as const }
     await repositories.students.create(ada)
-    await t.rejects(repositories.students.create(ada), new DuplicateError('student', 'email'))
+    await t.rejects(repositories.students.create(ada), new ValueTakenError('student', 'email'))
     t.match(exporter.getFinishedSpans(), [
       { name: 'students.create', attributes: { 'db.system.name': 'postgresql' } },
       { name: 'students.create', attributes: { 'db.system.name': 'postgresql' }, status: { code: 2 } }

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { IdempotencyKeyInUseError, IdempotencyKeyTakenError } from '../src/http/errors.js'
+import { IdempotencyKeyTakenError } from '../src/domain/outcomes.js'
+import { IdempotencyKeyInUseError } from '../src/http/errors.js'
 import { Idempotency } from '../src/handlers/idempotency.js'
 import type { IdempotencyStore } from '../src/storage/types.js'
 import { validatorCompiler } from '../src/http/validation.js'
@@ -76,7 +77,7 @@ t.test('repositories page by creation order and report unique violations by fiel
   const second = await students.list(creationOrder, 2, first.after)
   t.same(second, { items: created.slice(2).map(c => c.record), after: null, position: null }, 'no feed position unless asked for')
   await t.rejects(students.create({ name: 'x', email: 'A@EXAMPLE.org', enrollment_year: null, status: 'active' }),
-    { statusCode: 409, message: 'Another student already has this email' })
+    { name: 'ValueTakenError', field: 'email', message: 'Another student already has this email' })
   t.equal(await students.replace('0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d', { name: 'x', email: 'x@example.org', enrollment_year: null, status: 'active' }, null), null)
 })
 

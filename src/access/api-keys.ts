@@ -1,10 +1,10 @@
 // API keys: their format, scopes and hashing; only a key's hash is ever stored, and it is compared in constant time.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { allScopes, type ApiKeyInfo, type Scope } from './api-key-types.js'
+import { allScopes, type ApiKeyInfo, type Scope } from '../domain/api-key-types.js'
 import type { ApiKeyRepository } from '../storage/types.js'
 
 // Callers take the key vocabulary from here with the key logic; storage imports api-key-types.js directly.
-export { allScopes, type ApiKeyInfo, isScope, type Scope } from './api-key-types.js'
+export { allScopes, type ApiKeyInfo, isScope, type Scope } from '../domain/api-key-types.js'
 
 /**
  * `bsk_<id>_<secret>`: the public id finds the stored row, the 256-bit secret proves possession.

@@ -1,5 +1,5 @@
 // The change feed, its event streams, and the webhooks that deliver it.
-import { parseAllowlist } from '../webhooks/address-policy.js'
+import { parseAllowlist } from '../domain/addresses.js'
 import { concern } from './concern.js'
 import { integer, list } from './parse.js'
 

@@ -1,8 +1,10 @@
 // Where the data lives: SQLite or PostgreSQL, how durably it is written, and what is kept in memory.
 import { availableParallelism } from 'node:os'
-import type { Synchronous } from '../storage/sqlite/database.js'
 import { concern } from './concern.js'
 import { ConfigError, integer, maskPassword, oneOf, optional, text, trimmed, type Reader } from './parse.js'
+
+/** How SQLite waits for the disk at each commit (DATABASE_SYNCHRONOUS): see docs/safe-writes.md. */
+export type Synchronous = 'normal' | 'full'
 
 type Database = { engine: 'postgres', url: string } | { engine: 'sqlite', path: string }
 

@@ -1,7 +1,8 @@
 // Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ProblemError } from '../contract/api-types.js'
-import { NotFoundError, PreconditionFailedError, ValidationError } from '../http/errors.js'
+import { RevisionNotCurrentError } from '../domain/outcomes.js'
+import { NotFoundError, ValidationError } from '../http/errors.js'
 import type { ExpectedRevisions, RecordStore, Versioned } from '../storage/types.js'
 import { Representations } from './representation.js'
 
@@ -102,7 +103,7 @@ export async function replaceRecord<T extends Required<ServerSet>, V> (store: Re
 
   const current = await store.get(id)
   if (current === null) throw new NotFoundError(kind, id)
-  if (expected !== null && !expected.includes(current.revision)) throw PreconditionFailedError.of(kind, expected, current.revision)
+  if (expected !== null && !expected.includes(current.revision)) throw RevisionNotCurrentError.of(kind, expected, current.revision)
   const problems: ProblemError[] = []
   if (body[idField] !== undefined && body[idField] !== id) problems.push({ detail: `must be the id in the path, ${id}, or be left out`, pointer: `#/${idField}` })
   // An equal instant in another notation is the same value.
@@ -113,7 +114,7 @@ export async function replaceRecord<T extends Required<ServerSet>, V> (store: Re
   // The timestamps were checked against this revision: a write that lands in between makes them stale too.
   return replace([current.revision]).catch((error: unknown) => {
     // With If-Match, which named this revision, that is its 412 ("changed since").
-    if (error instanceof PreconditionFailedError && expected === null) throw new ValidationError('body', timestamps.map(field => staleTimestamp(kind, field)))
+    if (error instanceof RevisionNotCurrentError && expected === null) throw new ValidationError('body', timestamps.map(field => staleTimestamp(kind, field)))
     throw error
   })
 }

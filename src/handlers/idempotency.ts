@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OperationId } from '../contract/api-types.js'
 import type { Caller } from '../access/auth.js'
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, IdempotencyKeyTakenError } from '../http/errors.js'
+import { IdempotencyKeyTakenError } from '../domain/outcomes.js'
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../http/errors.js'
 import type { IdempotencyEntry, IdempotencyStore, StoredResponse, Versioned } from '../storage/types.js'
 
 /**

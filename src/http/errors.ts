@@ -1,5 +1,6 @@
-// The errors the service throws on purpose; each knows its HTTP status and RFC 9457 problem type.
+// The errors the service throws on purpose; each knows its HTTP status and RFC 9457 problem type. Storage's refusals are mapped here too.
 import type { ProblemError } from '../contract/api-types.js'
+import { IdempotencyKeyBusyError, RevisionNotCurrentError, ValueTakenError } from '../domain/outcomes.js'
 
 export class ApiError extends Error {
   constructor (
@@ -19,31 +20,6 @@ export class NotFoundError extends ApiError {
   }
 }
 
-/** A value that must be unique is already held by another record. */
-export class DuplicateError extends ApiError {
-  constructor (kind: string, field: string) {
-    super(409, '/problems/already-exists', `Another ${kind} already has this ${field}`)
-  }
-}
-
-/**
- * If-Match named no current tag of the record. `changedSince`: it named an earlier revision of the
- * record, so someone changed it since the caller read it; otherwise the tags are not the record's at
- * all (another record's, a weak one, one this service never issues), and saying "changed" would mislead.
- */
-export class PreconditionFailedError extends ApiError {
-  constructor (kind: string, changedSince: boolean) {
-    super(412, '/problems/precondition-failed', changedSince
-      ? `The ${kind} has changed since the ETag in If-Match was issued`
-      : `The ETag in If-Match does not match the ${kind}'s current one, nor any it had before: GET the ${kind} for its current ETag`)
-  }
-
-  /** The refusal of `expected` (the revisions If-Match named) by a record at revision `current`. */
-  static of (kind: string, expected: readonly number[], current: number): PreconditionFailedError {
-    return new PreconditionFailedError(kind, expected.some(revision => revision < current))
-  }
-}
-
 /** The Idempotency-Key was used before with a different request body. */
 export class IdempotencyKeyReusedError extends ApiError {
   constructor (detail = 'This Idempotency-Key was used with a different request body') {
@@ -56,14 +32,6 @@ export class IdempotencyKeyInUseError extends ApiError {
   constructor () {
     super(409, '/problems/idempotency-key-in-use', 'A request with this Idempotency-Key is still being handled; retry later')
   }
-}
-
-/**
- * Storage's answer to a create whose idempotency key another request stored first (on this node or
- * another) while this one was on its way: nothing was written. Not an HTTP error: the caller replays.
- */
-export class IdempotencyKeyTakenError extends Error {
-  override name = 'IdempotencyKeyTakenError'
 }
 
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers'
@@ -132,4 +100,15 @@ export class TooManyStreamsError extends ApiError {
   constructor (limit: number) {
     super(429, '/problems/too-many-streams', `This API key already has ${limit} event streams open; close one or retry later`, undefined, 'Too Many Requests')
   }
+}
+
+/**
+ * The problem a refusal of storage's is (src/domain/outcomes.ts), the one place they become HTTP;
+ * undefined for any other error.
+ */
+export function problemOf (error: unknown): ApiError | undefined {
+  if (error instanceof ValueTakenError) return new ApiError(409, '/problems/already-exists', error.message)
+  if (error instanceof RevisionNotCurrentError) return new ApiError(412, '/problems/precondition-failed', error.message)
+  if (error instanceof IdempotencyKeyBusyError) return new IdempotencyKeyInUseError()
+  return undefined
 }

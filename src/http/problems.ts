@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Problem, ProblemError } from '../contract/api-types.js'
-import { ApiError, MissingScopeError, type RequestPart } from './errors.js'
+import { ApiError, MissingScopeError, problemOf, type RequestPart } from './errors.js'
 import { requestErrorDetail, validationError } from './problem-details.js'
 
 // The maxLength of each string of the Problem and ProblemError schemas in openapi.yaml (a test
@@ -90,11 +90,11 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
     : refusals[0]
   const known = error instanceof ApiError
     ? error
-    : refusal instanceof ApiError
+    : problemOf(error) ?? (refusal instanceof ApiError
       ? refusal
       : 'validation' in error && error.validation !== undefined
         ? validationError(error.validation, error.validationContext as RequestPart, request)
-        : null
+        : null)
   if (known !== null) {
     const { statusCode: status, type, message: detail, errors, title } = known
     return sendProblem(reply, { type, status, detail, ...(errors && { errors }), ...(title && { title }) })

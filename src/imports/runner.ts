@@ -1,7 +1,7 @@
 // Writes imports' staged rows in batches, each record through its collection's store (so every record has its event), on one node at a time.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { ImportProblem } from '../contract/api-types.js'
-import { DuplicateError } from '../http/errors.js'
+import { ValueTakenError } from '../domain/outcomes.js'
 import type { ImportStore, RecordStore, StoredImport } from '../storage/types.js'
 import type { Collection } from './check.js'
 
@@ -127,7 +127,7 @@ export class ImportRunner {
     const refused: ImportProblem[] = []
     let written = 0
     for (const [i, outcome] of outcomes.entries()) {
-      if (!(outcome instanceof DuplicateError)) {
+      if (!(outcome instanceof ValueTakenError)) {
         written++
         continue
       }

@@ -1,5 +1,5 @@
 // An API key as both engines store it: one row shape, read into what callers see.
-import { type ApiKeyInfo, isScope } from '../access/api-key-types.js'
+import { type ApiKeyInfo, isScope } from '../domain/api-key-types.js'
 
 export interface ApiKeyRow {
   key_id: string

@@ -1,8 +1,8 @@
 // The storage interface handlers depend on; every engine (sqlite/, postgres/) implements it.
 import type { Book, Import, ImportProblem, Student } from '../contract/api-types.js'
-import type { ApiKeyInfo, Scope } from '../access/api-key-types.js'
+import type { ApiKeyInfo, Scope } from '../domain/api-key-types.js'
 import type { SearchQuery } from '../domain/search/query.js'
-import type { DuplicateError } from '../http/errors.js'
+import type { ValueTakenError } from '../domain/outcomes.js'
 import type { BookValues, StudentValues } from '../domain/records.js'
 
 // What a record's values are is the domain's (src/domain/records.ts); the engines store them as they are.
@@ -130,28 +130,28 @@ export interface RecordStore<T, V> {
   export (query: ListQuery, options: ExportOptions): Promise<RecordExport>
   get (id: string): Promise<Versioned<T> | null>
   /**
-   * Throws DuplicateError when a unique field is taken. With `remember`, its entry is stored in the
+   * Throws ValueTakenError when a unique field is taken. With `remember`, its entry is stored in the
    * same transaction as the record, so a key is never stored without its record or the reverse; throws
    * IdempotencyKeyTakenError, writing nothing, when another request stored the same scope and key first.
-   * With `given`, the record keeps that id and those times (a DuplicateError naming the id field when
+   * With `given`, the record keeps that id and those times (a ValueTakenError naming the id field when
    * the id is taken); its event is dated now all the same.
    */
   create (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity): Promise<Versioned<T>>
   /**
    * Creates records as create() does with `given`, together (an import's batch: one transaction on
-   * SQLite, one statement on PostgreSQL); each record's outcome in order, a DuplicateError for a
+   * SQLite, one statement on PostgreSQL); each record's outcome in order, a ValueTakenError for a
    * record refused, which writes nothing of it and leaves the others be. Their events go on the imported lane.
    */
-  createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]>
+  createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | ValueTakenError)[]>
   /**
-   * Null when no record has `id`; throws PreconditionFailedError when its revision is not `expected`
-   * (checked and written in one transaction), DuplicateError when a unique field is taken.
+   * Null when no record has `id`; throws RevisionNotCurrentError when its revision is not `expected`
+   * (checked and written in one transaction), ValueTakenError when a unique field is taken.
    */
   replace (id: string, values: V, expected: ExpectedRevisions): Promise<Versioned<T> | null>
 }
 
 export interface BookRepository extends RecordStore<Book, BookValues> {
-  /** False when no book has `id`; throws PreconditionFailedError when its revision is not `expected`. */
+  /** False when no book has `id`; throws RevisionNotCurrentError when its revision is not `expected`. */
   delete (id: string, expected: ExpectedRevisions): Promise<boolean>
 }
 

@@ -2,19 +2,12 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
+import { type Address, parseAllowlist } from '../domain/addresses.js'
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6
 /** Resolves a host name to every address it has (dns.lookup's answer, so /etc/hosts counts). */
 export type Resolve = (hostname: string) => Promise<{ address: string, family: number }[]>
 
 export const systemResolve: Resolve = hostname => dnsLookup(hostname, { all: true, verbatim: true })
-
-/** Parses WEBHOOK_ALLOWED_ADDRESSES' entries (IPs or CIDRs); throws on one that is neither. */
-export function parseAllowlist (entries: readonly string[]): [Address, number][] {
-  return entries.map(entry => entry.includes('/')
-    ? ipaddr.parseCIDR(entry)
-    : (address => [address, address.kind() === 'ipv4' ? 32 : 128] as [Address, number])(ipaddr.parse(entry)))
-}
 
 /**
  * The only IPv6 addresses routed on the internet (RFC 4291 §2.4, IANA's global unicast allocation). Every

@@ -1,5 +1,5 @@
 // PostgreSQL API keys: each node keeps the few keys in memory for a short while; a revocation tells every node.
-import type { ApiKeyInfo } from '../../access/api-key-types.js'
+import type { ApiKeyInfo } from '../../domain/api-key-types.js'
 import { type ApiKeyRow, keyInfo, type StoredKey, storedKey } from '../api-key-rows.js'
 import type { ApiKeyRepository } from '../types.js'
 import { isoTimestamp } from './table.js'

@@ -29,7 +29,7 @@ export interface Write<R> {
   statements: Array<pg.QueryConfig | SharedPart>
   /** The write's outcome from its statements' results; throws the write's expected failures (404s excepted: those are results). */
   outcome: (results: StatementResult[]) => R
-  /** The error to report when a statement of this write fails: a DuplicateError for a unique violation, say. */
+  /** The error to report when a statement of this write fails: a ValueTakenError for a unique violation, say. */
   failure: (error: Error) => Error
   /**
    * The existing row the write locks (table and key), if any: a batch takes its locks in this order,

@@ -1,6 +1,6 @@
 // One PostgreSQL record table (books or students): each write one conditional statement, group-committed.
 import { uuidv7 } from 'uuidv7'
-import { DuplicateError, IdempotencyKeyInUseError, IdempotencyKeyTakenError, PreconditionFailedError } from '../../http/errors.js'
+import { IdempotencyKeyBusyError, IdempotencyKeyTakenError, RevisionNotCurrentError, ValueTakenError } from '../../domain/outcomes.js'
 import pg from 'pg'
 import { type SearchQuery, type SearchScope, toTsquery } from '../../domain/search/query.js'
 import { type ListDialect, type ListLimits, ListStatements, ListTimeoutError, type SqlValue } from '../list-sql.js'
@@ -410,7 +410,7 @@ export class PostgresTable<T, V extends object> {
         return created
       },
       // Waiting on the key's row timed out: the first request with it is still running.
-      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyInUseError() : this.#failure(error)
+      failure: error => (error as { code?: string }).code === lockNotAvailable ? new IdempotencyKeyBusyError() : this.#failure(error)
     })
   }
 
@@ -434,7 +434,7 @@ export class PostgresTable<T, V extends object> {
         }
         if (row.current === null) return null
         // The row was locked before it was checked: refused by If-Match, or else for a unique value taken.
-        if (expected !== null && !expected.includes(row.current)) throw PreconditionFailedError.of(this.#spec.kind, expected, row.current)
+        if (expected !== null && !expected.includes(row.current)) throw RevisionNotCurrentError.of(this.#spec.kind, expected, row.current)
         throw this.#duplicate(values)
       },
       failure: error => this.#failure(error)
@@ -457,7 +457,7 @@ export class PostgresTable<T, V extends object> {
         }
         if (row.current === null) return false
         // The row was locked before it was checked: only If-Match can have refused it, so expected names revisions.
-        throw PreconditionFailedError.of(this.#spec.kind, expected as readonly number[], row.current)
+        throw RevisionNotCurrentError.of(this.#spec.kind, expected as readonly number[], row.current)
       },
       // A delete takes no unique value: whatever it raises is the server's fault.
       failure: error => error
@@ -474,17 +474,17 @@ export class PostgresTable<T, V extends object> {
 
   /** The unique field a write could not take; each table has one, named in the 409. */
   /** Group commit puts creates sent together in one statement. */
-  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]> {
+  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | ValueTakenError)[]> {
     return Promise.all(records.map(({ values, given }) => this.#create(values, undefined, given, 'imported').catch((error: unknown) => {
-      if (error instanceof DuplicateError) return error
+      if (error instanceof ValueTakenError) return error
       throw error
     })))
   }
 
   /** The field a create found taken: the statement does not say which, so a unique value's, else the id's (a given id). */
-  #duplicate (values: V): DuplicateError {
+  #duplicate (values: V): ValueTakenError {
     const field = this.#spec.unique.find(c => values[c] !== null) ?? this.#spec.idColumn
-    return new DuplicateError(this.#spec.kind, field)
+    return new ValueTakenError(this.#spec.kind, field)
   }
 
   /**
@@ -497,6 +497,6 @@ export class PostgresTable<T, V extends object> {
     if (code !== uniqueViolation) return error
     const { table, kind } = this.#spec
     const field = this.#writable.find(c => constraint === `${table}_${c}_key` || constraint === `${table}_${c}_unique`)
-    return field === undefined ? error : new DuplicateError(kind, field)
+    return field === undefined ? error : new ValueTakenError(kind, field)
   }
 }

@@ -2,10 +2,9 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import type { Synchronous } from '../../config/storage.js'
 import type { MigrationProgress } from '../schema.js'
 import { migrate } from './migrations.js'
-
-export type Synchronous = 'normal' | 'full'
 
 export interface DatabaseOptions {
   /** How hard a commit waits for the disk; see docs/safe-writes.md. */

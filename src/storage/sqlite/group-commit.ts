@@ -1,7 +1,7 @@
 // SQLite group commit: the writes of one event-loop tick in one transaction, with no savepoint per write.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { ApiError, IdempotencyKeyTakenError } from '../../http/errors.js'
+import { Refusal } from '../../domain/outcomes.js'
 
 interface PendingWrite {
   write: () => unknown
@@ -18,8 +18,8 @@ export interface BatchWork {
 
 type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
 
-/** The writes' own refusals (409, 412, a key another process stored): a write throws them having written nothing. */
-const isRefusal = (error: unknown): boolean => error instanceof ApiError || error instanceof IdempotencyKeyTakenError
+/** The writes' own refusals (a value taken, a revision not current, a key another process stored): a write throws them having written nothing. */
+const isRefusal = (error: unknown): boolean => error instanceof Refusal
 
 /** A write failed for a reason of its own after it may have written: its batch must roll back. */
 class WriteFailed extends Error {}
@@ -30,7 +30,7 @@ const reason = (error: unknown): unknown => error instanceof WriteFailed ? error
 /**
  * Group commit: the writes that arrive within one event-loop tick run in ONE transaction. A commit is
  * the dearest part of a write, and one commit for the batch instead of one per write is what pays
- * (issue 6). A write refuses (409, 412) before it writes anything, or undoes what it wrote, so a refusal
+ * (issue 6). A write refuses (a Refusal: a value taken, a revision not current) before it writes anything, or undoes what it wrote, so a refusal
  * touches no neighbour and no write needs a savepoint of its own (a savepoint per write cost some 15 µs,
  * and more through the search index: BENCHMARKS.md). Any other error rolls the batch back, and its
  * writes run again one transaction each, so that the failing one fails alone. Every write is
@@ -64,7 +64,7 @@ export class GroupCommit {
     this.#work.push(work)
   }
 
-  /** Runs `write` in the next batch. It must throw only refusals (ApiError) once it has written: see the class. */
+  /** Runs `write` in the next batch. It must throw only refusals (Refusal) once it has written: see the class. */
   run<R> (write: () => R): Promise<R> {
     return new Promise((resolve, reject) => {
       // setImmediate runs after the poll phase, so every request read in this tick joins the batch.

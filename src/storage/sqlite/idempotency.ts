@@ -1,7 +1,7 @@
 // SQLite idempotency entries: stored in the transaction of the record they belong to.
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { IdempotencyKeyTakenError } from '../../http/errors.js'
+import { IdempotencyKeyTakenError } from '../../domain/outcomes.js'
 import type { IdempotencyEntry, IdempotencyStore } from '../types.js'
 
 /** Idempotency entries: stored with their record, forgotten once expired (swept on every keyed create). */

@@ -2,7 +2,7 @@
 import Database, { type Statement } from 'better-sqlite3'
 import { LRUCache } from 'lru-cache'
 import { uuidv7 } from 'uuidv7'
-import { DuplicateError, PreconditionFailedError } from '../../http/errors.js'
+import { RevisionNotCurrentError, ValueTakenError } from '../../domain/outcomes.js'
 import type { ListLimits } from '../list-sql.js'
 import { derivedColumns, type TableSpec } from '../tables.js'
 import type { EventFeed, EventLane, ExpectedRevisions, ExportOptions, GivenIdentity, IdempotencyEntry, ListCaller, ListedPage, ListQuery, Page, RecordExport, Versioned } from '../types.js'
@@ -106,7 +106,7 @@ export class SqliteTable<T, V extends object> {
     const current = (id: string, expected: ExpectedRevisions): CurrentRow | null => {
       const row = this.#current.get(id)
       if (row === undefined) return null
-      if (expected !== null && !expected.includes(row.revision)) throw PreconditionFailedError.of(kind, expected, row.revision)
+      if (expected !== null && !expected.includes(row.revision)) throw RevisionNotCurrentError.of(kind, expected, row.revision)
       return row
     }
     // In the write's transaction: the change and its event are kept together or not at all.
@@ -223,13 +223,13 @@ export class SqliteTable<T, V extends object> {
     return this.#writes.run(() => this.#create(values, remember, given))
   }
 
-  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | DuplicateError)[]> {
+  async createMany (records: { values: V, given: GivenIdentity }[]): Promise<(Versioned<T> | ValueTakenError)[]> {
     // One write of the batch: a record refused undoes itself (see #create), the others stay.
     return this.#writes.run(() => records.map(({ values, given }) => {
       try {
         return this.#create(values, undefined, given, 'imported')
       } catch (error) {
-        if (error instanceof DuplicateError) return error
+        if (error instanceof ValueTakenError) return error
         throw error
       }
     }))
@@ -248,6 +248,6 @@ export class SqliteTable<T, V extends object> {
     const field = error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE'
       ? /\.(\w+)$/.exec(error.message)?.[1]
       : undefined
-    return field !== undefined && (this.#writable.includes(field) || field === this.#spec.idColumn) ? new DuplicateError(this.#spec.kind, field) : error
+    return field !== undefined && (this.#writable.includes(field) || field === this.#spec.idColumn) ? new ValueTakenError(this.#spec.kind, field) : error
   }
 }

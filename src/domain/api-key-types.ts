@@ -1,5 +1,5 @@
 // The API key vocabulary: scopes, and a stored key as the operator sees it.
-// Its own module so that the key logic (api-keys.ts) and the storage interface both import it, and not each other.
+// Its own module, in the domain, so that the key logic (src/access/api-keys.ts) and the storage interface both import it, and not each other.
 export const allScopes = ['books:read', 'books:write', 'students:read', 'students:write', 'webhooks:manage'] as const
 export type Scope = typeof allScopes[number]
 

@@ -1,0 +1,25 @@
+// The layers of src/ hold (scripts/check-layers.mjs, run by npm test): storage never imports the HTTP edge, configuration never imports storage.
+import { join } from 'node:path'
+import t from 'tap'
+import { layerProblems as check, sourcesIn } from '../scripts/check-layers.mjs'
+
+const src = sourcesIn(join(import.meta.dirname, '..', 'src'))
+
+t.test('src/ holds its layers', async t => {
+  t.ok(src.length > 100, `${src.length} modules read`)
+  t.same(check(src), [])
+})
+
+t.test('an import from a lower layer into a higher one is named, with both layers; one within a layer or downwards is not', async t => {
+  const planted = (path: string, text: string): string[] => check([...src.filter(([p]) => p !== path), [path, text]])
+  t.same(planted('storage/planted.ts', "import { ApiError } from '../http/errors.js'\n"),
+    ['src/storage/planted.ts imports ../http/errors.js: src/storage/ (layer 2) may not import src/http/ (layer 4)'], 'storage raising an HTTP error')
+  t.same(planted('storage/sqlite/planted.ts', "import type { Caller } from '../../access/auth.js'\nexport { MissingScopeError } from '../../http/errors.js'\n"), [
+    'src/storage/sqlite/planted.ts imports ../../access/auth.js: src/storage/ (layer 2) may not import src/access/ (layer 4)',
+    'src/storage/sqlite/planted.ts imports ../../http/errors.js: src/storage/ (layer 2) may not import src/http/ (layer 4)'
+  ], 'type imports and re-exports count too, from any depth')
+  t.same(planted('config/planted.ts', "const open = async () => import('../storage/sqlite/database.js')\n"),
+    ['src/config/planted.ts imports ../storage/sqlite/database.js: src/config/ (layer 1) may not import src/storage/ (layer 2)'], 'a dynamic import')
+  t.same(planted('newfolder/x.ts', ''), ['src/newfolder/x.ts: src/newfolder/ is in no layer of scripts/check-layers.mjs'], 'a new folder must be given a layer')
+  t.same(planted('http/planted.ts', "import { ValueTakenError } from '../domain/outcomes.js'\nimport ts from 'typescript'\nimport type { paths } from '../../generated/openapi.js'\n"), [], 'downwards, packages and files outside src/ are fine')
+})
