@@ -215,7 +215,7 @@ t.test('a write that lands between the check of the body\'s timestamps and the r
   const values = { title: 'Dune', author: 'Frank Herbert', isbn: null, published_year: null }
   const replacement = { kind: 'book', idField: 'book_id', id: record.book_id, body: record, values }
   await t.rejects(replaceRecord(store, { ...replacement, ifMatch: undefined }), { statusCode: 400, errors: [{ pointer: '#/created_at' }, { pointer: '#/updated_at' }] }, 'without If-Match: the body is stale, 400')
-  await t.rejects(replaceRecord(store, { ...replacement, ifMatch: '"1-2d5c8e1a4b60"' }), { statusCode: 412, message: 'The book has changed since the ETag in If-Match was issued' }, 'with If-Match: its 412')
+  await t.rejects(replaceRecord(store, { ...replacement, ifMatch: '"1-2d5c8e1a4b60"' }), { name: 'RevisionNotCurrentError', message: 'The book has changed since the ETag in If-Match was issued' }, 'with If-Match: the revision is not current (the edge answers 412)')
   store.replace = async () => { throw new Error('disk full') }
   await t.rejects(replaceRecord(store, { ...replacement, ifMatch: undefined }), { message: 'disk full' }, 'any other failure is passed on')
 })

@@ -38,11 +38,11 @@ t.test('writes of one tick: a 409 and a 412 fail alone, the others commit', asyn
     books.delete(first.record.book_id, [1])
   ])
   t.same(results.map(r => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled', 'rejected'])
-  t.match(results[1], { reason: { statusCode: 409 } })
-  t.match(results[2], { reason: { statusCode: 412 } })
+  t.match(results[1], { reason: { name: 'ValueTakenError', field: 'isbn' } })
+  t.match(results[2], { reason: { name: 'RevisionNotCurrentError', changedSince: false } })
   t.match(results[3], { value: { revision: 2, record: { title: 'renamed' } } })
   // The delete saw the replace of the same batch (revision 2), as it would have one after the other.
-  t.match(results[5], { reason: { statusCode: 412 } })
+  t.match(results[5], { reason: { name: 'RevisionNotCurrentError', changedSince: true } })
   t.same((await books.list(creationOrder, 10, null)).items.map(b => b.title), ['renamed', 'a', 'b'])
 })
 
