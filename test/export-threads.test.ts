@@ -11,7 +11,7 @@ import { openDatabase, walSize, walSizeLimit } from '../src/storage/sqlite/datab
 import type { StartExportThread } from '../src/storage/sqlite/export.js'
 import { openSqliteRepositories, type RepositoryOptions } from '../src/storage/sqlite/index.js'
 import type { RecordExport, Repositories } from '../src/storage/types.js'
-import { build, eventually, tempDatabase } from './helper.js'
+import { build, tempDatabase } from './helper.js'
 
 const realThread: StartExportThread = data => new Worker(new URL('../src/storage/sqlite/export-worker.js', import.meta.url), { workerData: data })
 
@@ -24,18 +24,25 @@ const neverReads = stubThread("if ('open' in command) parentPort.postMessage({ o
 const neverOpens = stubThread('')
 const failsReading = stubThread("parentPort.postMessage('open' in command ? { opened: null } : { failed: 'SqliteError: disk I/O error' })")
 const exitsReading = stubThread("if ('open' in command) parentPort.postMessage({ opened: null }); else process.exit(1)")
-const exitsWhenFree = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { closed: true }); if ('close' in command) setImmediate(() => process.exit(0))")
+/** Answers as a thread that reads nothing would. */
+const readsNothing = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { closed: true })")
+/** Opens and reads one export, then stops when asked to open the next: a free thread that stopped. */
+const exitsOnSecondOpen = stubThread("globalThis.opens ??= 0; if ('open' in command && globalThis.opens++ > 0) process.exit(0); parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { closed: true })")
+/** Opens and reads one export, then fails to open the next. */
+const failsSecondOpen = stubThread("globalThis.opens ??= 0; parentPort.postMessage('open' in command ? (globalThis.opens++ === 0 ? { opened: null } : { failed: 'SqliteError: disk I/O error' }) : 'next' in command ? { chunk: null } : { closed: true })")
 const failsClosing = stubThread("parentPort.postMessage('open' in command ? { opened: null } : 'next' in command ? { chunk: null } : { failed: 'SqliteError: disk I/O error' })")
 
-/** Threads started by `start`, counted as they start and exit (the first `stubs` of them stubs). */
+/** Threads started by `start` (`workers`, in order), counted as they start and exit (the first `stubs` of them stubs). */
 function counted (stubs: StartExportThread[]) {
   const threads = { started: 0, exited: 0 }
+  const workers: Worker[] = []
   const start: StartExportThread = data => {
     const worker = (stubs[threads.started++] ?? realThread)(data)
     worker.once('exit', () => { threads.exited++ })
+    workers.push(worker)
     return worker
   }
-  return { threads, start }
+  return { threads, start, workers }
 }
 
 /** Repositories on a new file holding `titles`, closed when `t` ends. */
@@ -89,7 +96,7 @@ t.test('a read not answered within the budget fails at once with ListTimeoutErro
 })
 
 t.test('a thread that fails or stops while reading fails its export, one that fails to close is stopped, one that stops while free is forgotten; none is asked again', async t => {
-  const { threads, start } = counted([failsReading, exitsReading, failsClosing, exitsWhenFree])
+  const { threads, start, workers } = counted([failsReading, exitsReading, failsClosing, readsNothing])
   const { books } = await seeded(t, ['Dune', 'Emma'], { startExportThread: start })
   const failing = await books.export(creationOrder, { format: 'csv' })
   await t.rejects(failing.chunks.next(), { name: 'ExportThreadGone', message: 'SqliteError: disk I/O error' })
@@ -100,9 +107,22 @@ t.test('a thread that fails or stops while reading fails its export, one that fa
   t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'read to its end, it fails to close')
   t.equal(threads.exited, 3, 'each stopped')
   t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'read to its end and closed, the thread is free')
-  await eventually(async () => threads.exited, exited => exited === 4, 'the free thread stopped')
+  // Stopped while it waits for the next export.
+  await workers[3]!.terminate()
+  t.equal(threads.exited, 4, 'the free thread stopped')
   t.equal((await text(await books.export(creationOrder, { format: 'csv' }))).split('\r\n').length, 3, 'the next export, on a new thread, reads its rows')
   t.equal(threads.started, 5)
+})
+
+t.test('an export whose free thread turns out stopped is opened on a new one; one whose thread fails to open it fails', async t => {
+  const { threads, start } = counted([exitsOnSecondOpen, failsSecondOpen])
+  const { books } = await seeded(t, ['Dune', 'Emma'], { startExportThread: start })
+  t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'the first export')
+  t.equal(await text(await books.export(creationOrder, { format: 'csv' })), '', 'the next: its thread stopped when asked, it is read on a new one')
+  t.same(threads, { started: 2, exited: 1 })
+  await t.rejects(books.export(creationOrder, { format: 'csv' }), { name: 'ExportThreadGone', message: 'SqliteError: disk I/O error' }, 'a failed open is the export\'s')
+  t.equal(threads.started, 2, 'not tried again on another thread')
+  t.equal((await text(await books.export(creationOrder, { format: 'csv' }))).split('\r\n').length, 3, 'the next export reads its rows')
 })
 
 t.test('closing the storage stops the threads: a running export fails, and its snapshot no longer holds the WAL', async t => {

@@ -71,6 +71,9 @@ class ExportThreadGone extends Error {
   override name = 'ExportThreadGone'
 }
 
+/** The thread's own exit (nothing it was asked got an answer after it). */
+class ExportThreadExited extends ExportThreadGone {}
+
 /** One export thread, seen from the event loop: its answers come in the order it was asked. */
 class ExportThread {
   readonly #worker: Worker
@@ -90,7 +93,7 @@ class ExportThread {
       else this.#waiting.shift()?.resolve(answer)
     })
     this.#exited = new Promise<void>(resolve => worker.once('exit', () => {
-      this.#spoil(new ExportThreadGone('an export thread stopped'))
+      this.#spoil(new ExportThreadExited('an export thread stopped'))
       for (const waiting of this.#waiting.splice(0)) waiting.reject(this.#spoiled!)
       // Asked before it was ready: it never will be.
       ready()
@@ -192,22 +195,35 @@ export class ExportThreads {
   async open (statements: ExportStatements, fields: readonly string[], format: ExportFormat, head: boolean): Promise<RecordExport> {
     if (this.#closed) throw new ExportThreadGone('the service is closing')
     if (this.#busy.size > 0 && walSize(this.#path) > this.#walLimit) throw new SnapshotsHeldError(`the WAL is past ${this.#walLimit} bytes while ${this.#busy.size} exports hold it`)
-    const thread = this.#free.pop() ?? this.#thread()
+    const open = { open: { path: this.#path, statements, fields, format, head } }
+    const free = this.#free.pop()
+    // A free thread may have stopped, its exit told before or after it was made free (with its last answer, or
+    // later): with nothing opened on it, the export goes to a new one.
+    const { thread, opened } = free === undefined
+      ? await this.#openOn(this.#thread(), open)
+      : await this.#openOn(free, open).catch(async (error: unknown) => {
+        if (error instanceof ExportThreadExited) return this.#openOn(this.#thread(), open)
+        throw error
+      })
+    return {
+      position: opened,
+      fields,
+      chunks: exportChunks(async () => (await thread.ask({ next: true }, this.#budgetMs) as { chunk: string | null }).chunk, async () => this.#release(thread))
+    }
+  }
+
+  /** Opens the export on `thread`: the snapshot's feed position, if asked for. */
+  async #openOn (thread: ExportThread, command: ExportCommand): Promise<{ thread: ExportThread, opened: string | null }> {
     this.#busy.add(thread)
     thread.keepsRunning(true)
-    let opened: Extract<ExportAnswer, { opened: unknown }>
     try {
-      opened = await thread.ask({ open: { path: this.#path, statements, fields, format, head } }, this.#budgetMs) as typeof opened
+      const { opened } = await thread.ask(command, this.#budgetMs) as Extract<ExportAnswer, { opened: unknown }>
+      return { thread, opened }
     } catch (error) {
       this.#busy.delete(thread)
       // Answered at once; the thread stops once its statement returns.
       thread.stop().catch(() => {})
       throw error
-    }
-    return {
-      position: opened.opened,
-      fields,
-      chunks: exportChunks(async () => (await thread.ask({ next: true }, this.#budgetMs) as { chunk: string | null }).chunk, async () => this.#release(thread))
     }
   }
 
