@@ -1,4 +1,4 @@
-// `npm run lint:layers`: every module of src/ imports only its own layer and those below (docs/contributing.md, "Layers"); exits 1 naming each import that does not.
+// `npm run lint:layers` (`node scripts/check-layers.mjs [folder]`): every module of src/ imports only its own layer and those below (docs/contributing.md, "Layers"); exits 1 naming each import that does not.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, posix, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,7 +42,7 @@ export function layerProblems (sources) {
       const to = folderOf(target)
       if (to === from) continue
       if (layerOf(to) === -1) problems.push(`src/${path} imports ${specifier}: src/${to}/ is in no layer`)
-      else if (layerOf(to) > layerOf(from)) problems.push(`src/${path} imports ${specifier}: ${from === '.' ? 'the top files' : `src/${from}/`} (layer ${layerOf(from)}) may not import src/${to}/ (layer ${layerOf(to)})`)
+      else if (layerOf(to) > layerOf(from)) problems.push(`src/${path} imports ${specifier}: src/${from}/ (layer ${layerOf(from)}) may not import src/${to}/ (layer ${layerOf(to)})`)
     }
   }
   return problems
@@ -56,10 +56,11 @@ export function sourcesIn (dir) {
     .map(path => [path.split(sep).join('/'), readFileSync(join(dir, path), 'utf8')])
 }
 
+// The folder checked is src/, or the one named (tests name one of their own).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
+  const src = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
   const problems = layerProblems(sourcesIn(src))
   for (const problem of problems) console.error(problem)
-  console.error(problems.length === 0 ? `lint:layers: ${relative(process.cwd(), src) || 'src'} holds its layers` : `lint:layers: ${problems.length} imports break the layers (docs/contributing.md, "Layers")`)
+  console.error(problems.length === 0 ? `lint:layers: ${relative(process.cwd(), src)} holds its layers` : `lint:layers: ${problems.length} imports break the layers (docs/contributing.md, "Layers")`)
   process.exitCode = problems.length === 0 ? 0 : 1
 }
