@@ -6,8 +6,13 @@ export class Refusal extends Error {}
 /** A value that must be unique is already held by another record. */
 export class ValueTakenError extends Refusal {
   override name = 'ValueTakenError'
-  constructor (readonly kind: string, readonly field: string) {
+  readonly kind: string
+  readonly field: string
+
+  constructor (kind: string, field: string) {
     super(`Another ${kind} already has this ${field}`)
+    this.kind = kind
+    this.field = field
   }
 }
 
@@ -19,10 +24,15 @@ export class ValueTakenError extends Refusal {
  */
 export class RevisionNotCurrentError extends Refusal {
   override name = 'RevisionNotCurrentError'
-  constructor (readonly kind: string, readonly changedSince: boolean) {
+  readonly kind: string
+  readonly changedSince: boolean
+
+  constructor (kind: string, changedSince: boolean) {
     super(changedSince
       ? `The ${kind} has changed since the ETag in If-Match was issued`
       : `The ETag in If-Match does not match the ${kind}'s current one, nor any it had before: GET the ${kind} for its current ETag`)
+    this.kind = kind
+    this.changedSince = changedSince
   }
 
   /** The refusal of `expected` (the revisions the write named) by a record at revision `current`. */

@@ -36,10 +36,16 @@ type Path = readonly (string | number)[]
 /** The problems found so far, up to maxProblems; `full` once no more will be taken. */
 class Problems {
   readonly list: JsonProblem[] = []
-  constructor (private readonly meter: WorkMeter, private readonly max: number) {}
+  readonly #meter: WorkMeter
+  readonly #max: number
+
+  constructor (meter: WorkMeter, max: number) {
+    this.#meter = meter
+    this.#max = max
+  }
 
   get full (): boolean {
-    return this.list.length >= this.max
+    return this.list.length >= this.#max
   }
 
   /** Takes the problem at `path` unless the list is full: the path is built only if the problem is taken. */
@@ -54,7 +60,7 @@ class Problems {
       // Encoding only lengthens a segment: what is beyond the budget before encoding is beyond it after.
       const raw = String(segment).slice(0, longestPointer - pointer.length)
       pointer += '/' + encodeURIComponent(raw.toWellFormed().replace(/~/g, '~0').replace(/\//g, '~1'))
-      this.meter(1 + raw.length)
+      this.#meter(1 + raw.length)
       if (pointer.length >= longestPointer) return pointer.slice(0, longestPointer)
     }
     return pointer

@@ -40,8 +40,11 @@ const unitsPerRequest = 1000
 
 /** The caller's quota ran out while its file was read; the reply carries Retry-After. */
 class QuotaExceededError extends ApiError {
-  constructor (readonly resetIn: number) {
+  readonly resetIn: number
+
+  constructor (resetIn: number) {
     super(429, 'https://iana.org/assignments/http-problem-types#quota-exceeded', `Request quota exceeded by this import (its rows, or the pieces its body arrived in); retry in ${resetIn} seconds`, undefined, 'Too Many Requests')
+    this.resetIn = resetIn
   }
 }
 
@@ -65,8 +68,15 @@ function ownerOf (caller: Caller): string | null {
 
 /** The upload stopped for a reason of the client's, the file's or the import's own: what its import says, and what the request answers. */
 class Stopped extends Error {
-  constructor (readonly state: 'failed' | 'cancelled', readonly detail: string, readonly answer: ApiError | null) {
+  readonly state: 'failed' | 'cancelled'
+  readonly detail: string
+  readonly answer: ApiError | null
+
+  constructor (state: 'failed' | 'cancelled', detail: string, answer: ApiError | null) {
     super(detail)
+    this.state = state
+    this.detail = detail
+    this.answer = answer
   }
 }
 

@@ -3,14 +3,17 @@ import type { ProblemError } from '../contract/api-types.js'
 import { IdempotencyKeyBusyError, RevisionNotCurrentError, ValueTakenError } from '../domain/outcomes.js'
 
 export class ApiError extends Error {
-  constructor (
-    readonly statusCode: number,
-    readonly type: string,
-    message: string,
-    readonly errors?: ProblemError[],
-    readonly title?: string
-  ) {
+  readonly statusCode: number
+  readonly type: string
+  readonly errors?: ProblemError[]
+  readonly title?: string
+
+  constructor (statusCode: number, type: string, message: string, errors?: ProblemError[], title?: string) {
     super(message)
+    this.statusCode = statusCode
+    this.type = type
+    this.errors = errors
+    this.title = title
   }
 }
 
@@ -67,10 +70,13 @@ export class QueryError extends ApiError {
 
 /** The API key lacks every one of the scopes that would let it through (one, or any of several alternatives). */
 export class MissingScopeError extends ApiError {
-  constructor (readonly scopes: readonly string[]) {
+  readonly scopes: readonly string[]
+
+  constructor (scopes: readonly string[]) {
     super(403, '/problems/missing-scope', scopes.length === 1
       ? `This operation needs the scope ${scopes[0]}, which this API key lacks`
       : `This operation needs one of the scopes ${scopes.join(', ')}, which this API key lacks`)
+    this.scopes = scopes
   }
 }
 

@@ -18,16 +18,24 @@ export interface FileLimits {
 /** The file is beyond one of its limits; `limit` names the setting. */
 export class ImportTooLargeError extends Error {
   override name = 'ImportTooLargeError'
-  constructor (readonly limit: 'IMPORT_MAX_BYTES' | 'IMPORT_MAX_ROWS', readonly value: number) {
+  readonly limit: 'IMPORT_MAX_BYTES' | 'IMPORT_MAX_ROWS'
+  readonly value: number
+
+  constructor (limit: 'IMPORT_MAX_BYTES' | 'IMPORT_MAX_ROWS', value: number) {
     super(`The file has more than the ${value} ${limit === 'IMPORT_MAX_BYTES' ? 'bytes' : 'rows'} one import takes (${limit}); split it`)
+    this.limit = limit
+    this.value = value
   }
 }
 
 /** A CSV header the collection cannot take: `refused` columns, each name refused said once, with why (the first ones if `more`). */
 export class InvalidHeaderError extends Error {
   override name = 'InvalidHeaderError'
-  constructor (readonly columns: { parameter: string, detail: string }[], refused = columns.length, more = false) {
+  readonly columns: { parameter: string, detail: string }[]
+
+  constructor (columns: { parameter: string, detail: string }[], refused = columns.length, more = false) {
     super(`The CSV header has ${refused === 1 ? '1 column' : `${refused} columns`} the import cannot take${more ? `; the first ${columns.length} names refused are listed` : ''}`)
+    this.columns = columns
   }
 }
 
@@ -102,8 +110,11 @@ async function * paced<T> (chunks: AsyncIterable<T>, pace: Pacer): AsyncGenerato
 /** The file is not UTF-8. */
 export class NotUtf8Error extends Error {
   override name = 'NotUtf8Error'
-  constructor (readonly offset: number) {
+  readonly offset: number
+
+  constructor (offset: number) {
     super(`The file is not valid UTF-8 (at byte ${offset} or after it)`)
+    this.offset = offset
   }
 }
 

@@ -32,8 +32,11 @@ export const anonymousBurstMs = 1000
 /** A caller already has as many pages waiting as one caller may: the next is refused at once, not queued. */
 export class TooManyWaitingError extends Error {
   override name = 'TooManyWaitingError'
-  constructor (readonly perCaller: number) {
+  readonly perCaller: number
+
+  constructor (perCaller: number) {
     super(`the caller already has ${perCaller} list pages waiting`)
+    this.perCaller = perCaller
   }
 }
 

@@ -74,16 +74,22 @@ export const creationOrder: ListQuery = { equals: [], ranges: [], search: null, 
 /** A search matching more records than `cap` cannot be sorted by anything but relevance or creation order. */
 export class SearchTooBroadError extends Error {
   override name = 'SearchTooBroadError'
-  constructor (readonly cap: number) {
+  readonly cap: number
+
+  constructor (cap: number) {
     super(`the search matches more than ${cap} records`)
+    this.cap = cap
   }
 }
 
 /** A list page not read within the time one request may take (waiting for a reader included). */
 export class ListTimeoutError extends Error {
   override name = 'ListTimeoutError'
-  constructor (readonly budgetMs: number) {
+  readonly budgetMs: number
+
+  constructor (budgetMs: number) {
     super(`the page was not read within ${budgetMs} ms`)
+    this.budgetMs = budgetMs
   }
 }
 
@@ -107,7 +113,11 @@ const whole = (query: ListQuery): Part => ({ ...query, scope: 'all', extra: [] }
 /** Collects a statement's parameters and hands out their placeholders. */
 class Params {
   readonly values: SqlValue[] = []
-  constructor (readonly dialect: ListDialect) {}
+  readonly dialect: ListDialect
+
+  constructor (dialect: ListDialect) {
+    this.dialect = dialect
+  }
   add (value: SqlValue): string {
     this.values.push(value)
     return this.dialect.placeholder(this.values.length)

@@ -4,8 +4,13 @@ import type { ClaimedDelivery, StoredWebhookEndpoint, WebhookDisabledReason } fr
 /** An endpoint was not stored: its key (`cap: 'key'`) or the deployment holds as many as it may; `held` is how many the key has. */
 export class EndpointCapError extends Error {
   override name = 'EndpointCapError'
-  constructor (readonly cap: 'key' | 'deployment', readonly held: number) {
+  readonly cap: 'key' | 'deployment'
+  readonly held: number
+
+  constructor (cap: 'key' | 'deployment', held: number) {
     super(`The ${cap === 'key' ? 'key' : 'deployment'} holds as many webhook endpoints as it may`)
+    this.cap = cap
+    this.held = held
   }
 }
 
