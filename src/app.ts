@@ -36,6 +36,7 @@ import { isOpsPath, type Operations, opsRoutes } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
 import { apiSecurityHeaders, documentSecurityHeaders } from './http/security-headers.js'
 import type { Repositories } from './storage/types.js'
+import { serializerCompiler } from './http/serialization.js'
 import { validatorCompiler } from './http/validation.js'
 import { AddressPolicy, type Resolve } from './webhooks/address-policy.js'
 import { type Clock, systemClock, WebhookWorker } from './webhooks/worker.js'
@@ -169,6 +170,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   app.addHook('onClose', async () => rateLimitStore.close())
 
   app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
   app.setErrorHandler(errorHandler)
   // Fastify parses text/plain by default; the contract accepts JSON bodies only (415 otherwise).
   app.removeContentTypeParser('text/plain')

@@ -23,8 +23,8 @@ const nowhere = '/nonexistent/bsa-test/chromium'
 function npmTestsLastStep (t: Test, env: Record<string, string>): Promise<{ code: number, stdout: string, output: string }> {
   const bin = mkdtempSync(join(tmpdir(), 'bsa-tap-'))
   t.teardown(() => rmSync(bin, { recursive: true, force: true }))
-  // Its TypeScript loader compiles without type checks, as tap's does by default.
-  writeFileSync(join(bin, 'tap'), '#!/bin/sh\nprintf \'tap %s\\n\' "$*"\nTS_NODE_TRANSPILE_ONLY=1 exec "$NODE" --import @tapjs/typescript/import "$1"\n')
+  // With the TypeScript loader tap is given (package.json's tap.node-arg).
+  writeFileSync(join(bin, 'tap'), '#!/bin/sh\nprintf \'tap %s\\n\' "$*"\nexec "$NODE" --import ts-blank-space/register "$1"\n')
   chmodSync(join(bin, 'tap'), 0o755)
   // Checked by its behaviour here: tap's coverage of child processes is off for it, as for the contract guard's.
   const passed: Record<string, string> = { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE: process.execPath, TEST_CHROMIUM: nowhere, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...env }
