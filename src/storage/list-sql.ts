@@ -118,6 +118,7 @@ class Params {
   constructor (dialect: ListDialect) {
     this.dialect = dialect
   }
+
   add (value: SqlValue): string {
     this.values.push(value)
     return this.dialect.placeholder(this.values.length)
