@@ -1,7 +1,7 @@
 // Builds dist/ (or, with --client, the client package's client/dist) only when its sources changed, one
 // build at a time per checkout, and swaps it in whole. `npm start`, `npm run keys` and `npm run backup` run
 // it first (a fresh dist/ costs some 50 ms, where tsc took 6–11 s); `npm run build` (npm install's prepare,
-// npm test's pretest) passes --force. The client's `npm pack` runs it with --client: two packs at once (a
+// npm test's first step) passes --force. The client's `npm pack` runs it with --client: two packs at once (a
 // test and a guide's commands) then share one build instead of one deleting what the other packs.
 //
 // - Fresh: a fingerprint of the sources (contents of src/ and generated/, openapi.yaml, tsconfig*.json,

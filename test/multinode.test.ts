@@ -187,7 +187,7 @@ function checkStored (t: Test, creates: Create[], listed: Listed[], counts: Map<
 }
 
 t.test('three nodes on one PostgreSQL', t => withPostgres(t, async t => {
-  t.ok(existsSync(serverJs) && existsSync(keysJs), 'dist/ is built (npm run build; npm test does it first)')
+  t.ok(existsSync(serverJs) && existsSync(keysJs), 'dist/ is built (npm run build; npm test does it before its tests)')
   const databaseUrl = await emptyDatabase(t)
   const nodes: Node[] = []
   t.teardown(() => stopAll(nodes))
