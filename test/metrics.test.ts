@@ -104,7 +104,11 @@ t.test('group-commit batches and database connections', async t => {
     t.equal(series.get('bsa_db_connections_max'), 1)
     t.equal(series.get('bsa_db_connections_open'), 1)
   }
-  t.equal(series.get('bsa_db_queries_in_flight'), 0)
+  // Back to none once the writes are answered. Background work queries now and then (the import runner's
+  // sweep, the pruning of idempotency keys and events): on a busy machine one of those may be in flight at
+  // any one scrape (CI, PostgreSQL), so the gauge is read until it is down.
+  await eventually(async () => (await scrape()).series.get('bsa_db_queries_in_flight'), inFlight => inFlight === 0, 'no query in flight once the writes are answered', { withinMs: 10_000 })
+  t.pass('no query in flight once the writes are answered')
 })
 
 t.test('in-flight requests are counted while they wait', async t => {
