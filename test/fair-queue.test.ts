@@ -182,6 +182,7 @@ t.test('anonymous callers spend at most a quarter of their slots\' time reading,
   t.equal(wait.next(), undefined, 'none while the credit is spent')
   // Its timer keeps no process alive (the jobs' own budgets do): this one does, while the test waits.
   const alive = setTimeout(() => {}, 60_000)
+  t.teardown(() => clearTimeout(alive))
   await wake
   clearTimeout(alive)
   t.equal(woken, 1, 'woken once')
@@ -254,9 +255,10 @@ t.test('FairGate: an anonymous read beyond its callers\' share of the time waits
   t.equal(await gate.run({ id: 'key', anonymous: false }, async () => 'keyed'), 'keyed', 'a keyed read goes ahead')
   // Time stands still on this clock: however often the gate is woken, the credit is not back.
   const alive = setTimeout(() => {}, 60_000)
+  // Cleared however the test ends: a failure must not keep the file running for a minute.
+  t.teardown(() => clearTimeout(alive))
   await new Promise(resolve => setTimeout(resolve, 0))
   t.notOk(second, 'the anonymous read waits')
   now += 100
   t.equal(await waiting, 'second', 'and runs once the credit is back, woken by the gate\'s own timer')
-  clearTimeout(alive)
 })
