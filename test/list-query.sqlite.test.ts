@@ -93,7 +93,7 @@ t.test('SQLite only: the FTS5 indexes stay in step through creates, replaces (ne
     } finally {
       await api.close()
     }
-  }), { seed: 20261213, numRuns: 8, endOnFailure: true })
+  }), { seed: 20261213, numRuns: 4, endOnFailure: true })
   t.ok(checked > 20, `integrity-check passed after every sequence; ${checked} lost words no longer found their records`)
 })
 
