@@ -292,6 +292,9 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   })
   app.addHook('onReady', async () => runner.start())
   app.addHook('preClose', async () => runner.close())
+  // Before the server closes: an import's progress stream would otherwise hold its connection, and the close, until the import ends.
+  const closing = new AbortController()
+  app.addHook('preClose', async () => closing.abort())
   const exports = new Exports({
     max: config.exportsMax,
     perKey: config.exportsPerKey,
@@ -302,7 +305,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
   // Before the server closes: a running export would otherwise hold its connection, and the close, until it ends.
   app.addHook('preClose', async () => exports.closeAll())
   const handlers = await serviceHandlers(repositories, {
-    imports: { runner, document: served, limits: { maxBytes: config.importMaxBytes, maxRows: config.importMaxRows }, batch: importBatch, clock: Date.now },
+    imports: { runner, document: served, limits: { maxBytes: config.importMaxBytes, maxRows: config.importMaxRows }, batch: importBatch, clock: Date.now, closing: closing.signal },
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
     exports,
     streams,

@@ -68,7 +68,7 @@ t.test('a runner writes staged rows: a record its import stored before its node 
   runner.run('i1')
   runner.run('i1')
   const ended = await eventually(async () => (await imports.get('i1'))!, job => job.state !== 'running', 'the import ended')
-  t.match(ended, { state: 'succeeded', rows: { written: 2, refused: 1 }, detail: '2 records written; 1 rows were refused (see problems)' })
+  t.match(ended, { state: 'succeeded', rows: { written: 2, refused: 1 }, detail: '2 rows written; 1 refused (see problems)' })
   t.match(ended.problems, [{ line: 2, type: '/problems/already-exists', detail: /isbn, stored while the import was being written/ }])
   t.equal((await books.get(ids[2]!))?.record.title, 'Fresh')
   runner.run('i1')

@@ -1,12 +1,14 @@
 // The import and export CLIs (npm run import, npm run export): a file to a running service and back, with progress, retries and a summary.
-import { createHash } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createHash, randomUUID } from 'node:crypto'
+import { createReadStream, createWriteStream, existsSync } from 'node:fs'
 import { open, rename, stat } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Import } from '../contract/api-types.js'
 import { type Io, parseCommandLine, UsageError } from './args.js'
+import { count, progressLine, rows, summaryLine, WriteRate } from './import-progress.js'
 
 /** Where progress goes: a line rewritten in place on a terminal, plain lines (at most every few seconds) elsewhere. */
 export interface Progress {
@@ -24,6 +26,10 @@ export interface TransferEnvironment {
   fetch: typeof fetch
   /** Milliseconds to wait before a retry (tests wait less). */
   retryMs: number
+  /** How long an import is followed while the service does not answer (a restart): 2 min unless told. */
+  followPatienceMs?: number
+  /** Aborted on Ctrl-C (SIGINT). */
+  interrupted?: AbortSignal
   now?: () => number
 }
 
@@ -32,14 +38,17 @@ const connection = {
   key: { type: 'string' }
 } as const
 
-const importHelp = `Usage: npm run import -- <file> [--collection books|students] [--mode all|valid] [--format csv|ndjson] [--url URL] [--key KEY]
+const importHelp = `Usage: npm run import -- <file> [--collection books|students] [--mode all|valid] [--format csv|ndjson] [--again] [--url URL] [--key KEY]
+       npm run import -- --cancel <import id> [--url URL] [--key KEY]
 
 Uploads a CSV or NDJSON file to a running service (--url, else BSA_URL, else http://127.0.0.1:3000)
 with an API key (--key, else API_KEY), then follows the import to its end. The collection is the
 file's name up to its first '.', '-' or '_' when it is books or students; the format is its extension
 (.csv; .ndjson or .jsonl). A cut connection is retried with the same Idempotency-Key, so the file is
-never imported twice. Exit status: 0 when every row was written, 1 otherwise (with the report), 2 for
-bad usage.`
+never imported twice: the same content, collection and mode run again within a day (the service's
+IDEMPOTENCY_TTL_SECONDS) answers the earlier import and writes nothing new; --again imports it once
+more. Ctrl-C stops following, not the import, and says how to cancel it (--cancel). Exit status: 0
+when every row was written, 1 otherwise (with the report), 2 for bad usage, 130 after Ctrl-C.`
 
 const exportHelp = `Usage: npm run -s export -- <books|students> [--format csv|ndjson] [--bom] [--query 'author=…&sort=title'] [--output FILE] [--url URL] [--key KEY]
 
@@ -55,8 +64,6 @@ function target (values: { url?: string | undefined, key?: string | undefined },
   const key = values.key ?? env['API_KEY']
   return { origin, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } }
 }
-
-const count = (n: number): string => Math.round(n).toLocaleString('en-US')
 
 /** Shows progress: in place on a terminal, else a line every 5 s (and the last one). */
 function reporter (progress: Progress, now: () => number): { show (text: string): void, done (text: string): void } {
@@ -80,71 +87,139 @@ async function problemLine (res: Response): Promise<string> {
   const text = await res.text()
   try {
     const problem = JSON.parse(text) as { detail?: string, title?: string, errors?: { detail: string, parameter?: string, pointer?: string }[] }
-    const errors = (problem.errors ?? []).map(e => [e.parameter, e.pointer, e.detail].filter(part => part !== undefined).join(' '))
+    // Each error as "where: what" ("limit: must be at most 100"), or just what when it names no place.
+    const errors = (problem.errors ?? []).map(e => [...[e.parameter, e.pointer].filter(Boolean).map(where => `${where}:`), e.detail].join(' '))
     return `${res.status} ${problem.detail ?? problem.title ?? ''}${errors.length === 0 ? '' : ` (${errors.join('; ')})`}`
   } catch {
     return `${res.status} ${text.slice(0, 200)}`
   }
 }
 
-const wait = async (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+/** Waits `ms`, or until Ctrl-C (the only way sleep rejects). */
+const wait = async (ms: number, signal?: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => {})
 
-/** How an import is going once its file was received, in one line. */
-function importLine (job: Import): string {
-  // The rate counts from the upload's start: the time left is the rows left at that rate.
-  const rate = Number(job.rows_per_second)
-  const left = job.rows.read - job.rows.refused - job.rows.written
-  const eta = job.state === 'running' ? ` · about ${Math.ceil(left / Math.max(1, rate))} s left` : ''
-  return `${job.state}: ${count(job.rows.written)} of ${count(job.rows.read - job.rows.refused)} rows written, ${count(job.rows.refused)} refused · ${count(rate)} rows/s${eta}`
+/** True for fetch's failure when nothing listens at the origin (the service is not running, or not there). */
+const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED'
+
+/** Ctrl-C's exit status, as a shell reports a process it interrupted (128 + SIGINT). */
+const interruptedStatus = 130
+
+/** Why a command stopped: Ctrl-C, told through the environment's signal. */
+class Interrupted extends Error {}
+
+/** The collection a file's name says: its part up to the first '.', '-' or '_'. */
+function collectionNamed (file: string): string | undefined {
+  const named = basename(file).split(/[.\-_]/)[0]!
+  return ['books', 'students'].includes(named) ? named : undefined
+}
+
+/** What npm run import was asked: a file to import, or an import to cancel. */
+type ImportRequest =
+  | { file: string, collection: string, format: 'csv' | 'ndjson', mode: string, again: boolean, origin: string, headers: Record<string, string> }
+  | { cancel: string, origin: string, headers: Record<string, string> }
+
+function importRequest (line: Exclude<ReturnType<typeof parseImportLine>, 'help'>, env: TransferEnvironment['env']): ImportRequest {
+  const connectTo = target(line.values, env)
+  const [file, ...extra] = line.positionals
+  if (line.values.cancel !== undefined) {
+    if (file !== undefined) throw new UsageError('--cancel takes an import, not a file')
+    return { cancel: line.values.cancel, ...connectTo }
+  }
+  if (file === undefined || extra.length > 0) throw new UsageError('give exactly one file')
+  if (!existsSync(file)) throw new UsageError(`${file}: no such file`)
+  const collection = line.values.collection ?? collectionNamed(file)
+  if (collection === undefined) throw new UsageError(`give --collection books or --collection students: the file's name (${basename(file)}) does not start with either`)
+  if (!['books', 'students'].includes(collection)) throw new UsageError(`--collection must be books or students, not ${collection}`)
+  const format = line.values.format ?? ({ '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' } as Record<string, string>)[extname(file).toLowerCase()]
+  if (format !== 'csv' && format !== 'ndjson') throw new UsageError('--format must be csv or ndjson (the file\'s extension does not say)')
+  const mode = line.values.mode ?? 'all'
+  if (mode !== 'all' && mode !== 'valid') throw new UsageError('--mode must be all or valid')
+  return { file, collection, format, mode, again: line.values.again === true, ...connectTo }
+}
+
+const parseImportLine = (args: string[]) => parseCommandLine(args, {
+  ...connection,
+  collection: { type: 'string' },
+  mode: { type: 'string' },
+  format: { type: 'string' },
+  again: { type: 'boolean' },
+  cancel: { type: 'string' }
+})
+
+/** The import's URL from what --cancel was given: its id, its path or its URL. */
+function importUrl (origin: string, given: string): string {
+  if (/^https?:\/\//.test(given)) return given
+  return `${origin}/imports/${given.replace(/^\/?(imports\/)?/, '')}`
 }
 
 export async function runImport (args: string[], world: TransferEnvironment): Promise<number> {
   const { io } = world
+  let request: ImportRequest
+  try {
+    const line = parseImportLine(args)
+    if (line === 'help') {
+      io.out(importHelp)
+      return 0
+    }
+    request = importRequest(line, world.env)
+  } catch (error) {
+    io.err(`npm run import: ${(error as Error).message}`)
+    return 2
+  }
+  try {
+    return 'cancel' in request ? await cancelImport(world, importUrl(request.origin, request.cancel), request.headers) : await importFile(world, request)
+  } catch (error) {
+    // On a new line, after the progress line a terminal shows.
+    if (world.progress.tty) world.progress.write('\n')
+    io.err(`npm run import: ${(error as Error).message}`)
+    return error instanceof Interrupted ? interruptedStatus : 1
+  }
+}
+
+async function cancelImport (world: TransferEnvironment, url: string, headers: Record<string, string>): Promise<number> {
+  let res
+  try {
+    res = await world.fetch(url, { method: 'DELETE', headers })
+  } catch (error) {
+    world.io.err(`npm run import: ${url}: ${(error as Error).message}`)
+    return 1
+  }
+  if (res.status !== 202) {
+    world.io.err(`npm run import: ${url}: ${await problemLine(res)}`)
+    return 1
+  }
+  const job = await res.json() as Import
+  world.io.out(`cancel requested for ${url}: it stops after the batch being written; the rows written so far stay (${rows(job.rows.written)})`)
+  return 0
+}
+
+async function importFile (world: TransferEnvironment, request: Extract<ImportRequest, { file: string }>): Promise<number> {
+  const { io, retryMs } = world
   const now = world.now ?? Date.now
-  const { retryMs } = world
-  let line
-  try {
-    line = parseCommandLine(args, { ...connection, collection: { type: 'string' }, mode: { type: 'string' }, format: { type: 'string' } })
-  } catch (error) {
-    io.err(`npm run import: ${(error as Error).message}`)
-    return 2
-  }
-  if (line === 'help') {
-    io.out(importHelp)
-    return 0
-  }
-  let settings
-  try {
-    const [file, ...extra] = line.positionals
-    if (file === undefined || extra.length > 0) throw new UsageError('give exactly one file')
-    const named = basename(file).split(/[.\-_]/)[0]!
-    const collection = line.values.collection ?? (['books', 'students'].includes(named) ? named : undefined)
-    if (collection === undefined || !['books', 'students'].includes(collection)) throw new UsageError('--collection must be books or students (the file\'s name does not say)')
-    const format = line.values.format ?? ({ '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' } as Record<string, string>)[extname(file).toLowerCase()]
-    if (format !== 'csv' && format !== 'ndjson') throw new UsageError('--format must be csv or ndjson (the file\'s extension does not say)')
-    const mode = line.values.mode ?? 'all'
-    if (mode !== 'all' && mode !== 'valid') throw new UsageError('--mode must be all or valid')
-    settings = { file, collection, format, mode, ...target(line.values, world.env) }
-  } catch (error) {
-    io.err(`npm run import: ${(error as Error).message}`)
-    return 2
-  }
-  const { file, collection, format, mode, origin, headers } = settings
+  const interrupted = world.interrupted ?? new AbortController().signal
+  const stopIfInterrupted = (what: string) => { if (interrupted.aborted) throw new Interrupted(what) }
+  const { file, collection, format, mode, origin, headers } = request
+  const startedAt = now()
   let size: number
   const hash = createHash('sha256')
   try {
     size = (await stat(file)).size
-    for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+    for await (const chunk of createReadStream(file)) {
+      stopIfInterrupted('stopped before the upload: nothing was sent')
+      hash.update(chunk as Buffer)
+    }
   } catch (error) {
+    if (error instanceof Interrupted) throw error
     io.err(`npm run import: cannot read ${file}: ${(error as Error).message}`)
     return 1
   }
   // The same file, collection and mode are the same import: a retry after a cut connection (or a
   // second run once the first was received) answers the first import instead of starting another.
-  const idempotencyKey = `cli-${collection}-${mode}-${hash.digest('hex').slice(0, 40)}`
+  // --again makes this run's key its own, so that the file is imported once more.
+  const idempotencyKey = `cli-${collection}-${mode}-${hash.digest('hex').slice(0, 40)}${request.again ? `-${randomUUID().slice(0, 8)}` : ''}`
   const show = reporter(world.progress, now)
-  let location: string | null = null
-  for (let attempt = 1; location === null; attempt++) {
+  let accepted: { location: string, job: Import, earlier: boolean } | null = null
+  for (let attempt = 1; accepted === null; attempt++) {
     let sent = 0
     // Opened here, not by the stream: a stream destroyed before it opened its file would open it later all the same.
     const source = (await open(file)).createReadStream()
@@ -160,50 +235,87 @@ export async function runImport (args: string[], world: TransferEnvironment): Pr
         method: 'POST',
         headers: { ...headers, 'content-type': format === 'csv' ? 'text/csv' : 'application/x-ndjson', 'idempotency-key': idempotencyKey },
         body: Readable.toWeb(body) as ReadableStream,
-        duplex: 'half'
+        duplex: 'half',
+        signal: interrupted
       } as RequestInit)
       if (res.status === 202) {
-        location = res.headers.get('location')!
-        await res.body?.cancel()
+        const job = await res.json() as Import
+        // A replay made before this run began (by the server's clock: its Date header less the time this run took) is an earlier run's import.
+        const served = Date.parse(String(res.headers.get('date')))
+        const earlier = res.headers.get('idempotent-replayed') === 'true' && Date.parse(job.created_at) < served - (now() - startedAt) - 2000
+        accepted = { location: res.headers.get('location')!, job, earlier }
         continue
       }
       // The first upload with this key is still being received (the server has not yet seen it cut).
       if (res.status === 409 && attempt < 30) {
         await res.body?.cancel()
-        await wait(retryMs)
+        await wait(retryMs, interrupted)
         continue
       }
       show.done(`npm run import: ${basename(file)} refused: ${await problemLine(res)}`)
       return 1
     } catch (error) {
+      // A file the service had not received whole is dropped by it, and the import it began ends failed with nothing written.
+      stopIfInterrupted('stopped during the upload: the service drops a file it did not receive whole, so nothing was imported')
+      if (attempt === 1 && refused(error)) {
+        show.done(`npm run import: nothing answers at ${origin}: is the service running (npm start)? Else give its address with --url or BSA_URL`)
+        return 1
+      }
       if (attempt >= 5) {
         show.done(`npm run import: ${origin}: ${(error as Error).message} (tried ${attempt} times)`)
         return 1
       }
       show.done(`npm run import: the connection was cut (${(error as Error).message}); retrying`)
-      await wait(retryMs * attempt)
+      await wait(retryMs * attempt, interrupted)
     } finally {
       // The file is read again from its start by the next attempt; this one's reading stops here.
       source.destroy()
     }
   }
-  const job = await follow(world, origin + location, headers, show, retryMs)
+  const { location, earlier } = accepted
+  const url = origin + location
+  if (earlier) {
+    show.done(`${basename(file)} was already imported as ${location} at ${accepted.job.created_at} (the same content, collection and mode): nothing new is written. To import it again: npm run import -- ${file} --again`)
+  } else {
+    show.done(`${basename(file)} received: ${location} (Ctrl-C stops following it; the import goes on)`)
+  }
+  let last = accepted.job
+  const job = ended(last) ? last : await follow(world, url, headers, show, current => { last = current }, interrupted)
+  if (job === 'interrupted') throw new Interrupted(stoppedFollowing(url, last, origin))
   if (job === null) {
-    show.done(`npm run import: lost ${origin}${location}; it goes on on the server, see it there`)
+    show.done(`npm run import: lost ${url}; it goes on on the server, see it there`)
     return 1
   }
-  show.done(`${basename(file)} → ${location}: ${importLine(job)}${job.detail === null ? '' : ` (${job.detail})`}`)
-  for (const problem of job.problems.slice(0, 20)) io.err(`line ${problem.line}: ${problem.pointer === undefined ? '' : `${problem.pointer.slice(2)} `}${problem.detail}`)
-  if (job.problems.length > 20 || job.problems_omitted > 0) io.err(`… and ${job.problems.length - 20 + job.problems_omitted} more: GET ${origin}${location}`)
+  // A success's detail only repeats its counts; a failure's says why.
+  show.done(`${basename(file)} → ${location}: ${summaryLine(job)}${job.detail === null || job.state === 'succeeded' ? '' : ` (${job.detail})`}`)
+  for (const problem of job.problems.slice(0, 20)) io.err(`line ${problem.line}${problem.pointer === undefined ? '' : `, ${problem.pointer.slice(2)}`}: ${problem.detail}`)
+  if (job.problems.length > 20 || job.problems_omitted > 0) io.err(`… and ${count(job.problems.length - 20 + job.problems_omitted)} more: GET ${url}`)
   return job.state === 'succeeded' && job.rows.refused === 0 ? 0 : 1
 }
 
-/** Follows the import's event stream to its end, reconnecting when the stream is cut; null when the service is gone. */
-async function follow (world: TransferEnvironment, url: string, headers: Record<string, string>, show: ReturnType<typeof reporter>, retryMs: number): Promise<Import | null> {
-  for (let failures = 0; failures < 5;) {
-    let last: Import | null = null
+const ended = (job: Import): boolean => !['receiving', 'running'].includes(job.state)
+
+/** What Ctrl-C while following says: where the import is, and how to cancel it. */
+function stoppedFollowing (url: string, job: Import, origin: string): string {
+  const cancel = job.mode === 'all' && job.state === 'running'
+    ? 'It cannot be cancelled: with --mode all, once its rows began to be written it runs to its end (all or nothing).'
+    : `To cancel it: npm run import -- --cancel ${job.import_id}${origin === 'http://127.0.0.1:3000' ? '' : ` --url ${origin}`}`
+  return `stopped following ${url}; the import goes on on the server (${count(job.rows.written)} of ${rows(job.rows.read - job.rows.refused)} written so far). ${cancel}`
+}
+
+/**
+ * Follows the import's event stream to its end, reconnecting when the stream ends early or is cut (a
+ * restart of the service ends it); null once the service has not answered for `followPatienceMs`.
+ */
+async function follow (world: TransferEnvironment, url: string, headers: Record<string, string>, show: ReturnType<typeof reporter>, seen: (job: Import) => void, interrupted: AbortSignal): Promise<Import | null | 'interrupted'> {
+  const now = world.now ?? Date.now
+  const patience = world.followPatienceMs ?? 120_000
+  const rate = new WriteRate()
+  let answeredAt = now()
+  let waiting = false
+  for (;;) {
     try {
-      const res = await world.fetch(url, { headers: { ...headers, accept: 'text/event-stream' } })
+      const res = await world.fetch(url, { headers: { ...headers, accept: 'text/event-stream' }, signal: interrupted })
       if (res.status !== 200) throw new Error(await problemLine(res))
       let buffer = ''
       for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
@@ -212,19 +324,24 @@ async function follow (world: TransferEnvironment, url: string, headers: Record<
           // Each frame is `event: import` and one `data:` line.
           const data = buffer.slice(0, end).split('\n').find(field => field.startsWith('data: '))!
           buffer = buffer.slice(end + 2)
-          last = JSON.parse(data.slice('data: '.length)) as Import
-          show.show(importLine(last))
+          const job = JSON.parse(data.slice('data: '.length)) as Import
+          answeredAt = now()
+          waiting = false
+          seen(job)
+          if (ended(job)) return job
+          if (job.state === 'running') rate.add(answeredAt, job.rows.written)
+          show.show(progressLine(job, rate))
         }
       }
-      if (last !== null && !['receiving', 'running'].includes(last.state)) return last
-    } catch {
-      failures++
+    } catch (error) {
+      if (interrupted.aborted) return 'interrupted'
+      if (now() - answeredAt >= patience) return null
+      if (!waiting) show.done(`npm run import: ${url} does not answer (${(error as Error).message}); trying again for up to ${Math.round(patience / 1000)} s, the import goes on on the server`)
+      waiting = true
     }
-    await wait(retryMs)
+    await wait(world.retryMs, interrupted)
   }
-  return null
 }
-
 export async function runExport (args: string[], world: TransferEnvironment): Promise<number> {
   const { io } = world
   const now = world.now ?? Date.now

@@ -31,6 +31,8 @@ export interface ImportHandlerOptions {
   /** Rows staged at a time, and between two updates of the import's counts. */
   batch: number
   clock: () => number
+  /** Aborted when the node closes: progress streams end then, as event streams do, and their clients reconnect. */
+  closing: AbortSignal
 }
 
 const ended = new Set<Import['state']>(['succeeded', 'failed', 'cancelled'])
@@ -80,7 +82,7 @@ class Stopped extends Error {
   }
 }
 
-export function importHandlers ({ imports, runner, document, limits, batch, clock }: ImportHandlerOptions): ImportHandlers {
+export function importHandlers ({ imports, runner, document, limits, batch, clock, closing }: ImportHandlerOptions): ImportHandlers {
   const checkers: Record<Collection, RowChecker> = { books: rowChecker(document, 'books'), students: rowChecker(document, 'students') }
   const now = () => new Date(clock()).toISOString()
 
@@ -249,14 +251,25 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const stream = new PassThrough()
       // A frame now, then every second (whichever node writes the import), the last when it ends.
       let timer: NodeJS.Timeout | undefined
+      const stop = () => {
+        clearTimeout(timer)
+        stream.end()
+      }
       const tell = (current: StoredImport) => {
+        if (stream.writableEnded) return
         stream.write(`event: import\ndata: ${JSON.stringify(view(current))}\n\n`)
         if (ended.has(current.state)) stream.end()
         // A failed read ends the stream: the client reconnects, or reads the import.
-        else timer = setTimeout(() => { imports.get(id).then(next => tell(next!), () => stream.end()) }, 1000)
+        else timer = setTimeout(() => { imports.get(id).then(next => tell(next!), stop) }, 1000)
       }
-      request.raw.once('close', () => clearTimeout(timer))
+      closing.addEventListener('abort', stop, { once: true })
+      request.raw.once('close', () => {
+        clearTimeout(timer)
+        closing.removeEventListener('abort', stop)
+      })
       tell(found)
+      // Asked while the node closes (its listener still open): one frame, and the end.
+      if (closing.aborted) stop()
       return reply.send(stream)
     },
 

@@ -100,8 +100,8 @@ export class ImportRunner {
       const rows = await imports.staged(importId, current.writtenTo, batch)
       if (rows.length === 0) {
         await imports.unstage(importId)
-        const refused = current.rows.refused > 0 ? `; ${current.rows.refused} rows were refused (see problems)` : ''
-        await imports.update(importId, { state: 'succeeded', finishedAt: now(), ...(refused !== '' && { detail: `${current.rows.written} records written${refused}` }) }, this.lease())
+        const { written, refused } = current.rows
+        await imports.update(importId, { state: 'succeeded', finishedAt: now(), ...(refused > 0 && { detail: `${written.toLocaleString('en-US')} ${written === 1 ? 'row' : 'rows'} written; ${refused.toLocaleString('en-US')} refused (see problems)` }) }, this.lease())
         return
       }
       const outcome = await this.#batch(current, rows)
