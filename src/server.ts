@@ -1,11 +1,13 @@
 // Process entry: reads the config, starts the service and its ops listener, and shuts them down gracefully on SIGINT/SIGTERM.
 import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { allScopes, firstAdminKey, unshownFirstKeys } from './access/api-keys.js'
 import { buildApp } from './app.js'
-import { type ConfigError, loadConfig } from './config/index.js'
+import { type ConfigError, loadConfig, maskPassword } from './config/index.js'
+import { withEnvFile } from './config/env-file.js'
 import { ServiceMetrics } from './ops/metrics.js'
 import { buildOpsApp } from './ops/routes.js'
 import { openConfiguredRepositories } from './storage/open.js'
@@ -17,8 +19,10 @@ function fail (message: string): never {
 }
 
 let config
+let settings
 try {
-  config = loadConfig(process.env)
+  settings = withEnvFile(process.env, process.cwd())
+  config = loadConfig(settings.env)
 } catch (error) {
   fail((error as ConfigError).message)
 }
@@ -110,6 +114,12 @@ const unshown = firstKey === null ? await unshownFirstKeys(apiKeys) : []
 const originOf = (host: string, server: FastifyInstance) => `http://${host.includes(':') ? `[${host}]` : host}:${(server.server.address() as AddressInfo).port}`
 const origin = originOf(config.host, app)
 console.log(`Books & Students API listening on ${origin}\nSwagger UI: ${origin}/docs`)
+// Which database, said plainly: a setting that did not apply (a typo, a file not read) shows here.
+const database = config.postgresUrl !== null
+  ? `PostgreSQL ${maskPassword(config.postgresUrl)}`
+  : config.databasePath === ':memory:' ? 'SQLite in memory (nothing is kept once it stops)' : `SQLite ${resolve(config.databasePath)}`
+console.log(`Database: ${database}`)
+if (settings.fromFile.length > 0) console.log(`Settings from ${settings.file}: ${settings.fromFile.join(', ')} (variables set in the environment win over the file)`)
 if (ops !== null) {
   console.log(`Operations (health, readiness, metrics) on ${originOf(config.opsHost, ops)}`)
 } else if (config.opsPort === 'public') {

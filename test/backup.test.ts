@@ -1,7 +1,7 @@
 // npm run backup: a consistent copy of the live database while the service serves writes, and a restore from it.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -104,7 +104,7 @@ t.test('the backup entry point runs as a process and sets the exit code', async 
   const cwd = mkdtempSync(join(tmpdir(), 'bsa-backup-'))
   t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
   const run = async (...args: string[]) => {
-    const child = spawn(process.execPath, [entry, ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [entry, ...args], { cwd, env: childEnv({ ENV_FILE: '' }), stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', chunk => { out += chunk })
     child.stderr.on('data', chunk => { out += chunk })
@@ -115,4 +115,10 @@ t.test('the backup entry point runs as a process and sets the exit code', async 
   t.match(await run(), { code: 2, out: /^backup: the <file> to write the copy to is needed/ })
   t.match(await run('out.sqlite'), { code: 1, out: /^backup: no database at \.\/data\/books-students\.sqlite / }, 'the service’s default path')
   t.notOk(existsSync(join(cwd, 'out.sqlite')), 'and no copy')
+  // The service's .env applies to the command too: the database it names is the one copied from.
+  writeFileSync(join(cwd, '.env'), 'DATABASE_PATH=./named-in-env-file.sqlite\n')
+  t.match(await run('out.sqlite'), { code: 1, out: /^backup: no database at \.\/named-in-env-file\.sqlite / }, 'the path .env names')
+  rmSync(join(cwd, '.env'))
+  mkdirSync(join(cwd, '.env'))
+  t.match(await run('out.sqlite'), { code: 1, out: /^npm run backup: ENV_FILE: cannot read .*\.env \(EISDIR\)\n$/ }, 'a .env that cannot be read: one line')
 })

@@ -1,5 +1,9 @@
 // Configuration: defaults, environment, overrides, and one-line errors naming the bad variable.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
+import { withEnvFile } from '../src/config/env-file.js'
 import { ConfigError, defaults, loadConfig } from '../src/config/index.js'
 
 t.test('loadConfig uses the defaults for an empty environment', async t => {
@@ -277,4 +281,21 @@ t.test('a secret with surrounding spaces is refused without showing it, and a UR
     [{ REDIS_KEY_PREFIX: ' rl:' }, 'REDIS_KEY_PREFIX must not start or end with spaces (got " rl:")']
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+})
+
+t.test('a .env file: its settings beneath the environment; a file named by ENV_FILE must be there; off reads none', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-env-file-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.same(withEnvFile({ PORT: '1' }, dir), { env: { PORT: '1' }, file: null, fromFile: [] }, 'no .env: the environment as it is')
+  writeFileSync(join(dir, '.env'), '# settings\nPORT=8080\nDATABASE_URL="postgres://a:b@db/x"\nexport HOST=0.0.0.0\nEMPTY=\n')
+  const read = withEnvFile({ PORT: '1', LANG: 'C' }, dir)
+  t.same(read.fromFile, ['DATABASE_URL', 'EMPTY', 'HOST'], 'what the environment sets is not taken from the file (PORT); a shell\'s export prefix is allowed')
+  t.same(read.env, { DATABASE_URL: 'postgres://a:b@db/x', HOST: '0.0.0.0', EMPTY: '', PORT: '1', LANG: 'C' })
+  t.equal(read.file, join(dir, '.env'))
+  t.equal(loadConfig(read.env).postgresUrl, 'postgres://a:b@db/x', 'the configuration reads it')
+  writeFileSync(join(dir, 'prod.env'), 'PORT=9000\n')
+  t.same(withEnvFile({ ENV_FILE: 'prod.env' }, dir).env, { PORT: '9000', ENV_FILE: 'prod.env' }, 'ENV_FILE names another file, relative to the working directory')
+  t.same(withEnvFile({ ENV_FILE: 'off' }, dir), { env: { ENV_FILE: 'off' }, file: null, fromFile: [] })
+  t.throws(() => withEnvFile({ ENV_FILE: 'missing.env' }, dir), new ConfigError(`ENV_FILE: cannot read ${join(dir, 'missing.env')} (ENOENT)`))
+  t.throws(() => withEnvFile({}, join(dir, '.env')), { message: /^ENV_FILE: cannot read .*\.env\/\.env \(ENOTDIR\)$/ }, 'a .env that cannot be read is said, not passed over')
 })

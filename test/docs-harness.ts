@@ -245,6 +245,8 @@ export async function runDoc (t: Test, rel: string, markdown: string, guide: boo
     PORT: String(ports.port),
     OPS_PORT: String(ports.opsPort),
     DATABASE_PATH: join(dir, 'data.sqlite'),
+    // The guides run in the checkout: a developer's own .env there is not theirs.
+    ENV_FILE: 'off',
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',

@@ -170,4 +170,9 @@ t.test('the keys entry point runs as a process and sets the exit code', async t 
   bad.stderr.on('data', chunk => { err += chunk })
   t.equal((await once(bad, 'exit'))[0], 2)
   t.match(err, /^keys: unknown command "nope"/)
+  const noEnvFile = spawn(process.execPath, [built('cli/keys.js'), 'list'], { env: childEnv({ ENV_FILE: 'missing.env' }), stdio: ['ignore', 'ignore', 'pipe'] })
+  let said = ''
+  noEnvFile.stderr.on('data', chunk => { said += chunk })
+  t.equal((await once(noEnvFile, 'exit'))[0], 1)
+  t.match(said, /^npm run keys: ENV_FILE: cannot read .*missing\.env \(ENOENT\)\n$/, 'a named file that is not there: one line')
 })

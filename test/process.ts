@@ -38,7 +38,8 @@ const inherited = /^(PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|NODE_[A-Z_]+|TA
 export function childEnv (settings: Record<string, string> = {}, from: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(from)) if (inherited.test(name) && value !== undefined) env[name] = value
-  return { ...env, ...settings }
+  // A .env in the checkout (a developer's own) is not read by the test's processes.
+  return { ...env, ENV_FILE: 'off', ...settings }
 }
 
 export const serverEntry = built('server.js')

@@ -1,7 +1,7 @@
 // The commands docs/operating.md tells a supervisor to run stop on SIGTERM, leaving no process behind and the port closed.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -74,8 +74,24 @@ t.test('npm start on a fresh checkout builds, creates the database, serves, and 
   // Printed right after the listening lines, maybe in a later chunk.
   while (!started.output().includes('Manage keys with')) await once(started.child.stdout!, 'data')
   t.match(started.output(), /First start: created an admin API key/)
+  t.match(started.output(), `Database: SQLite ${join(dir, 'data', 'books-students.sqlite')}\n`, 'the banner names the database')
+  t.notMatch(started.output(), /Settings from/, 'no .env, none said')
   t.ok(existsSync(join(dir, 'data', 'books-students.sqlite')), 'the first start created ./data/books-students.sqlite')
   await terminate(t, started, 'npm start')
+
+  t.test('a .env file in the working directory applies beneath the environment, and the banner says what it set', async t => {
+    // PORT is set by the supervisor's environment (0), which wins over the file's.
+    writeFileSync(join(dir, '.env'), '# as docs/postgresql.md shows settings\nDATABASE_PATH=./data/from-env-file.sqlite\nPORT=1\nRATE_LIMIT_ANONYMOUS="50/60"\n')
+    t.teardown(() => rmSync(join(dir, '.env')))
+    const fromFile = await run(t, dir, ['node', 'dist/server.js'])
+    // Printed right after the listening lines, maybe in a later chunk.
+    while (!/Settings from .*\n/.test(fromFile.output())) await once(fromFile.child.stdout!, 'data')
+    t.match(fromFile.output(), `Database: SQLite ${join(dir, 'data', 'from-env-file.sqlite')}\n`)
+    t.match(fromFile.output(), `Settings from ${join(dir, '.env')}: DATABASE_PATH, RATE_LIMIT_ANONYMOUS (variables set in the environment win over the file)\n`)
+    const limited = await fetch(`http://127.0.0.1:${fromFile.port}/books`)
+    t.match(limited.headers.get('ratelimit-policy'), /;q=50;w=60$/, 'the file\'s RATE_LIMIT_ANONYMOUS applies')
+    await terminate(t, fromFile, 'node dist/server.js with a .env')
+  })
 
   t.test('node dist/server.js, the command for a supervisor, stops whole on SIGTERM too', async t => {
     const direct = await run(t, dir, ['node', 'dist/server.js'])

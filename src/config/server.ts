@@ -18,6 +18,8 @@ export const server = concern({
   title: 'Server',
   about: 'The API\'s listener: where it binds, and how long and how many connections it keeps (in all, and from one address).',
   variables: {
+    // Read by the entry points before the rest (src/config/env-file.ts); declared here to be checked and listed.
+    envFile: { name: 'ENV_FILE', default: '', shown: '`.env`', reader: text('a file path, or `off`'), meaning: 'a dotenv file (`NAME=value` lines) whose settings apply beneath the environment, which wins over it; read at start by the service and the `keys` and `backup` commands, from their working directory. `.env` is read when it exists; a file named here must exist; `off` reads none. The start banner names the file and the settings it gave' },
     port: { name: 'PORT', default: '3000', reader: integer(0, 65535), meaning: 'TCP port to listen on; `0` picks a free one' },
     // Loopback by default, so that nothing is exposed by accident.
     host: { name: 'HOST', default: '127.0.0.1', reader: text('an address or host name'), meaning: 'interface to bind; `0.0.0.0` to expose the service' },
