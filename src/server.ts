@@ -41,7 +41,7 @@ const { app, ops, apiKeys } = await (async () => {
   const metrics = config.metrics ? new ServiceMetrics() : null
   // Before the app and its logger: a migration that backfills a large table says how far it got.
   const onMigrationProgress = (message: string): void => console.error(`books-students-api: migrating ${message}`)
-  const repositories = await openConfiguredRepositories(config, { onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
+  const repositories = await openConfiguredRepositories(config, { serving: true, onMigrationProgress, ...(metrics !== null && { onBatch: metrics.batchCommitted }) })
   const app = await buildApp(config, { repositories, logStream, metrics, tracerProvider: tracing?.provider })
   const ops = typeof config.opsPort === 'number' ? await buildOpsApp(app.operations, app.log, config) : null
   return { app, ops, apiKeys: repositories.apiKeys }

@@ -131,8 +131,20 @@ t.test('a start that finds a first key never shown says how to make one', async 
   t.notMatch(next, /never shown/, 'once revoked, it is not mentioned again')
 })
 
-onEachEngine('two nodes started at once on one database make one first key, and one of them prints it', async (t, engine) => {
-  const { env, config } = await database(t, engine)
+t.test('two starts at once on one SQLite file: one serves and prints the first key, the other is refused before it touches the database', async t => {
+  const { env, config } = await database(t, 'sqlite')
+  const [first, second] = await Promise.allSettled([serve(t, env), serve(t, env)])
+  const served = [first, second].filter(start => start.status === 'fulfilled').map(start => start.value)
+  const refused = [first, second].filter(start => start.status === 'rejected').map(start => String(start.reason))
+  t.equal(served.length, 1, 'one serves')
+  t.match(refused, [new RegExp(`exited with 1: books-students-api: cannot start: another process serves ${config.databasePath}: SQLite is served by one process at a time`)])
+  t.equal(printedKeys(await everything(served[0]!)).length, 1, 'one key printed')
+  const { apiKeys } = await openTestRepositories(t, config)
+  t.equal((await apiKeys.list()).length, 1, 'one key stored')
+})
+
+t.test('two nodes started at once on one PostgreSQL database make one first key, and one of them prints it', async t => withPostgres(t, async t => {
+  const { env, config } = await database(t, 'postgres')
   const nodes = await Promise.all([serve(t, env), serve(t, env)])
   const { apiKeys } = await openTestRepositories(t, config)
   // Stopped once the key is marked shown, so that a stop does not cut the marking short.
@@ -141,4 +153,4 @@ onEachEngine('two nodes started at once on one database make one first key, and 
   t.equal(printedKeysOfAll.length, 1, 'one key printed')
   t.equal(stored.length, 1, 'one key stored')
   t.equal(printedKeysOfAll[0]!.split('_')[1], stored[0]!.key_id, 'the printed one')
-})
+}))

@@ -15,9 +15,11 @@ export type StorageConfig = Pick<Config, 'databasePath' | 'databaseSynchronous' 
 export interface OpenOptions extends Pick<DatabaseOptions, 'create' | 'onMigrationProgress'> {
   /** Told the size of every group-commit batch (for metrics). */
   onBatch?: (size: number) => void
+  /** The service's process, which on SQLite must be the only one serving the file; the CLIs, which run beside it, do not say so. */
+  serving?: boolean
 }
 
-export async function openConfiguredRepositories (config: StorageConfig, { create = true, onBatch, onMigrationProgress }: OpenOptions = {}): Promise<Repositories> {
+export async function openConfiguredRepositories (config: StorageConfig, { create = true, onBatch, onMigrationProgress, serving = false }: OpenOptions = {}): Promise<Repositories> {
   if (config.postgresUrl !== null) {
     return openPostgresRepositories({
       url: config.postgresUrl,
@@ -33,6 +35,7 @@ export async function openConfiguredRepositories (config: StorageConfig, { creat
     listBudgetMs: config.listTimeBudgetMs,
     listQueuePerCaller: config.listQueuePerCaller,
     create,
+    serving,
     ...(onBatch !== undefined && { onBatch }),
     ...(onMigrationProgress !== undefined && { onMigrationProgress })
   })

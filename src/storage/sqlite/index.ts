@@ -13,6 +13,7 @@ import { GroupCommit } from './group-commit.js'
 import { SqliteIdempotency } from './idempotency.js'
 import { ReadPool, type StartReader } from './read-pool.js'
 import { ExportThreads, type StartExportThread } from './export.js'
+import { lockForOneProcess } from './process-lock.js'
 import { SqliteTable } from './table.js'
 import { sqliteWebhooks } from './webhooks.js'
 import { sqliteImports } from './imports.js'
@@ -34,13 +35,23 @@ export interface RepositoryOptions extends DatabaseOptions {
   startReader?: StartReader
   /** How an export thread starts (tests start ones that never answer). */
   startExportThread?: StartExportThread
+  /** The service's process: the only one that may serve the file (lockForOneProcess), until it closes. */
+  serving?: boolean
 }
 
 export function openSqliteRepositories (path: string, {
   cacheSize = defaults.recordCacheSize, onBatch, listLimits = defaultListLimits, readers: threads = defaults.listReaders, listBudgetMs = defaults.listTimeBudgetMs,
-  listQueuePerCaller = defaults.listQueuePerCaller, startReader, startExportThread, ...options
+  listQueuePerCaller = defaults.listQueuePerCaller, startReader, startExportThread, serving = false, ...options
 }: RepositoryOptions = {}): Repositories {
-  const db = openDatabase(path, options)
+  // Before the database is opened (or migrated): a second service never touches it.
+  const lock = serving && path !== ':memory:' ? lockForOneProcess(path) : null
+  let db
+  try {
+    db = openDatabase(path, options)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
   const idempotency = new SqliteIdempotency(db)
   idempotency.sweep(Date.now())
   const events = new SqliteEventFeed(db)
@@ -80,6 +91,7 @@ export function openSqliteRepositories (path: string, {
       apiKeys.close()
       writes.flush()
       db.close()
+      lock?.release()
     }
   }
 }
