@@ -257,7 +257,7 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
       // is an inline SVG whose <style> element the policy must allow by its hash (the browser test
       // fails on any console error, so a Swagger UI that changes that style is caught).
       // Served per request: the first server is where the service is reached (PUBLIC_URL, or where it listens).
-      transformSpecification: document => withServer(document as OpenApiDocument, config.publicUrl ?? listeningUrl(listeningAddress())),
+      transformSpecification: document => withServer(document as OpenApiDocument, config.publicUrl === null ? { url: listeningUrl(listeningAddress()), named: false } : { url: config.publicUrl, named: true }),
       staticCSP: true,
       transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;/, '')
         .replace(/style-src ([^;]*);/, (_directive, sources: string) => `style-src ${sources.trim()} '${swaggerUiLogoStyle}';`)
@@ -288,7 +288,8 @@ export async function buildApp (config: Config, dependencies: Partial<AppDepende
     batch: importWriteBatch,
     sweepMs: config.importLeaseMs / 3,
     clock: Date.now,
-    onError: (error, importId) => app.log.error({ err: error, importId }, 'an import stopped; it is taken up again once its lease runs out')
+    onError: (error, importId) => app.log.error({ err: error, importId }, 'an import stopped; it is taken up again once its lease runs out'),
+    onResume: ({ import_id: importId, rows }) => app.log.info({ importId, written: rows.written, toWrite: rows.read - rows.refused - rows.written }, 'an import whose node stopped is taken up where its last batch ended')
   })
   app.addHook('onReady', async () => runner.start())
   app.addHook('preClose', async () => runner.close())

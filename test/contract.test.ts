@@ -23,9 +23,10 @@ function servedRoutes (tree: string): string[] {
 }
 
 // openapi.yaml as served: its own servers (but one of the same URL) follow the one the service is reached at.
-const servedAt = (url: string): unknown => {
+const servedAt = (url: string, named = false): unknown => {
   const own = parse(readFileSync(specPath, 'utf8'))
-  return { ...own, servers: [{ url, description: 'This server, as it is reached (PUBLIC_URL)' }, ...own.servers.filter((server: { url: string }) => server.url !== url)] }
+  const description = named ? 'This server, as PUBLIC_URL names it' : 'This server, where it listens (behind a proxy, PUBLIC_URL names the URL clients reach)'
+  return { ...own, servers: [{ url, description }, ...own.servers.filter((server: { url: string }) => server.url !== url)] }
 }
 
 t.test('GET /docs/json and /docs/yaml serve openapi.yaml, first naming the server they are reached at', async t => {
@@ -42,7 +43,7 @@ t.test('GET /docs/json and /docs/yaml serve openapi.yaml, first naming the serve
 
 t.test('the served document names PUBLIC_URL first, else the address the server listens on', async t => {
   const { app: proxied } = await build(t, { publicUrl: 'https://api.example.org/v2' })
-  t.same((await proxied.inject({ method: 'GET', url: '/docs/json' })).json(), servedAt('https://api.example.org/v2'))
+  t.same((await proxied.inject({ method: 'GET', url: '/docs/json' })).json(), servedAt('https://api.example.org/v2', true))
 
   const { app } = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -62,7 +63,7 @@ t.test('listeningUrl names a wildcard address localhost and brackets IPv6', asyn
 
 t.test('withServer names the server first, beside a document\'s own servers or none', async t => {
   const bare = { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }
-  t.same(withServer(bare, 'http://localhost:3000').servers, [{ url: 'http://localhost:3000', description: 'This server, as it is reached (PUBLIC_URL)' }])
+  t.same(withServer(bare, { url: 'http://localhost:3000', named: false }).servers, [{ url: 'http://localhost:3000', description: 'This server, where it listens (behind a proxy, PUBLIC_URL names the URL clients reach)' }])
   t.same(bare, { openapi: '3.1.0', info: { version: '1.0.0' }, paths: {} }, 'the document itself is left as it was')
 })
 

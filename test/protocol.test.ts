@@ -11,7 +11,13 @@ t.test('an unknown path answers 404 problem+json', async t => {
   const { request } = await build(t)
   const res = await request({ method: 'GET', url: '/authors' })
   t.equal(res.statusCode, 404)
-  t.match(res.json(), { type: 'about:blank', title: 'Not Found', status: 404, instance: '/authors' })
+  t.match(res.json(), { type: 'about:blank', title: 'Not Found', status: 404, instance: '/authors', detail: 'Nothing is served at /authors' })
+  // Books are at /books and students at /api/students: the other spelling of a path is named when it is served.
+  const nearMisses: [string, string][] = [['/students', '/api/students'], ['/students/01a23754-edbb-7bbc-87f7-149be8ba83fb', '/api/students/01a23754-edbb-7bbc-87f7-149be8ba83fb'], ['/api/books', '/books'], ['/api/books/x', '/books/x']]
+  for (const [path, near] of nearMisses) {
+    t.equal((await request({ method: 'GET', url: `${path}?limit=5` })).json().detail, `Nothing is served at ${path}; did you mean ${near}?`, path)
+  }
+  t.equal((await request({ method: 'GET', url: '/api/authors' })).json().detail, 'Nothing is served at /api/authors', 'no hint when neither is served')
 })
 
 t.test('a method a declared path does not offer answers 405 with Allow', async t => {

@@ -361,7 +361,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     let now = Date.now()
     const started = now
     // The other node, sweeping for imports whose lease ran out, at every batch the first one writes.
-    const other = new ImportRunner({ imports, stores: { books, students }, node: 'node-b', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error) })
+    const other = new ImportRunner({ imports, stores: { books, students }, node: 'node-b', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error), onResume: taken => t.fail(`node-b took ${taken.import_id} up while node-a held it`) })
     t.teardown(() => other.close())
     let sweeps = 0
     // Each batch takes 400 ms of this clock: the import outlasts its first lease four times, no batch outlasts one.
@@ -377,7 +377,7 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
         }
       }
     })
-    const writer = new ImportRunner({ imports, stores: { books: slowBooks, students }, node: 'node-a', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error) })
+    const writer = new ImportRunner({ imports, stores: { books: slowBooks, students }, node: 'node-a', leaseMs, batch, sweepMs: 3_600_000, clock: () => now, onError: error => t.error(error), onResume: () => {} })
     t.teardown(() => writer.close())
     await imports.start({ import_id: 'leased', keyId: 'key-1', collection: 'books', mode: 'valid', format: 'csv', created_at: new Date(now).toISOString(), idempotencyKey: null }, 'node-a', now + leaseMs)
     const id = (n: number) => `01a21d0c-0000-7000-8000-${String(n).padStart(12, '0')}`

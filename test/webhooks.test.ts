@@ -111,7 +111,7 @@ t.test('beyond WEBHOOK_ENDPOINTS_MAX registering is 409 (test/webhook-caps.test.
 t.test('URLs that cannot be delivered to are refused at registration, naming why', async t => {
   const { request } = await setup(t)
   const cases: [string, RegExp][] = [
-    ['https://127.0.0.1/hooks', /^127\.0\.0\.1 is a loopback address/],
+    ['https://127.0.0.1/hooks', /^127\.0\.0\.1 is a loopback address, which webhooks may not reach \(unless the operator allows it in WEBHOOK_ALLOWED_ADDRESSES: docs\/changes\.md, "Try it on one machine"\)$/],
     ['https://10.1.2.3/hooks', /a private address/],
     ['https://169.254.169.254/latest/meta-data', /a linkLocal address/],
     ['https://[::1]/hooks', /a loopback address/],
@@ -201,7 +201,7 @@ t.test('the connection-time lookup checks every address a name resolves to, and 
   t.same(await answer(publicAddress, {}), [null, '93.184.215.14', 4], 'one address, as net.connect asks by default')
   t.same(await answer(publicAddress, { all: true }), [null, [{ address: '93.184.215.14', family: 4 }]], 'all of them, as happy eyeballs asks')
   const [nothing] = await answer(async () => [], {})
-  t.match(nothing, new RefusedUrlError('hooks.example.org does not resolve to a public address webhooks may reach'))
+  t.match(nothing, new RefusedUrlError('hooks.example.org does not resolve to a public address webhooks may reach (unless the operator allows it in WEBHOOK_ALLOWED_ADDRESSES: docs/changes.md, "Try it on one machine")'))
   const [inside] = await answer(async () => [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }], { all: true })
   t.match(inside, nothing, 'one private address among public ones refuses the name, in the same words as no address')
 })

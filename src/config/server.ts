@@ -14,6 +14,17 @@ const publicUrl: Reader<string> = {
   }
 }
 
+/** HOST: an address or host name, without the port a URL would carry (`localhost:3000` is PORT's business). */
+const hostName: Reader<string> = {
+  accepts: 'an address or host name',
+  read (raw, name) {
+    const host = text('an address or host name').read(raw, name)
+    const withPort = /^([^:[\]]+|\[[^\]]+\]):(\d+)$/.exec(host)
+    if (withPort !== null) throw new ConfigError(`${name} takes no port (got ${JSON.stringify(host)}): set ${name}=${withPort[1]!.replace(/^\[(.*)\]$/, '$1')} and PORT=${withPort[2]!}`)
+    return host
+  }
+}
+
 export const server = concern({
   title: 'Server',
   about: 'The API\'s listener: where it binds, and how long and how many connections it keeps (in all, and from one address).',
@@ -22,7 +33,7 @@ export const server = concern({
     envFile: { name: 'ENV_FILE', default: '', shown: '`.env`', reader: text('a file path, or `off`'), meaning: 'a dotenv file (`NAME=value` lines) whose settings apply beneath the environment, which wins over it; read at start by the service and the `keys` and `backup` commands, from their working directory. `.env` is read when it exists; a file named here must exist; `off` reads none. The start banner names the file and the settings it gave' },
     port: { name: 'PORT', default: '3000', reader: integer(0, 65535), meaning: 'TCP port to listen on; `0` picks a free one' },
     // Loopback by default, so that nothing is exposed by accident.
-    host: { name: 'HOST', default: '127.0.0.1', reader: text('an address or host name'), meaning: 'interface to bind; `0.0.0.0` to expose the service' },
+    host: { name: 'HOST', default: '127.0.0.1', reader: hostName, meaning: 'interface to bind; `0.0.0.0` to expose the service' },
     publicUrl: { name: 'PUBLIC_URL', default: '', reader: optional(publicUrl), meaning: 'the URL clients reach the service at (e.g. `https://api.example.org` behind a proxy): the served document (`/docs/json`) names it as its first server, which generated clients take as their base URL and Swagger UI sends "Try it out" to; unset, the address the service listens on (`http://<HOST>:<PORT>`, `localhost` for `0.0.0.0`)' },
     bodyLimit: { name: 'BODY_LIMIT', default: '65536', reader: integer(1024, 16 * 1024 * 1024), meaning: 'largest request body in bytes' },
     headersTimeout: { name: 'HEADERS_TIMEOUT', default: '10000', reader: integer(100, 600_000), meaning: 'ms a client has to send a request\'s headers, from the connection\'s opening or, after a response, from the end of `KEEP_ALIVE_TIMEOUT` (then 408 and disconnect, whatever else it sends meanwhile); at most `REQUEST_TIMEOUT`' },

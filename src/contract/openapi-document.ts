@@ -56,9 +56,10 @@ interface Server {
  * a generated client's default base URL and Swagger UI's Try it out work as they are. openapi.yaml's
  * own servers (a templated one whose defaults are a local `npm start`) follow it.
  */
-export function withServer (document: OpenApiDocument, url: string): OpenApiDocument {
+export function withServer (document: OpenApiDocument, { url, named }: { url: string, named: boolean }): OpenApiDocument {
   const servers = (document['servers'] ?? []) as Server[]
-  return { ...document, servers: [{ url, description: 'This server, as it is reached (PUBLIC_URL)' }, ...servers.filter(server => server.url !== url)] }
+  const description = named ? 'This server, as PUBLIC_URL names it' : 'This server, where it listens (behind a proxy, PUBLIC_URL names the URL clients reach)'
+  return { ...document, servers: [{ url, description }, ...servers.filter(server => server.url !== url)] }
 }
 
 /**

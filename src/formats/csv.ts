@@ -68,7 +68,7 @@ const problems = {
   quoteInCell: 'has a quote inside a cell that is not quoted (quote the cell, and write the quote twice: "")',
   afterQuote: 'has a character after the closing quote of a cell (a quote inside a quoted cell is written twice: "")',
   loneCr: 'has a carriage return that does not end the line (quote the cell)',
-  unclosed: 'opens a quoted cell that is never closed'
+  unclosed: 'opens a quoted cell that is never closed, so the rest of the file was read into that cell (close the quote, or write a quote inside the cell twice: "")'
 }
 
 /**

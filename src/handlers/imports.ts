@@ -195,7 +195,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
         refused: lines.length,
         problems,
         finishedAt: now(),
-        detail: `${refused} of ${current.rows.read} rows were refused (see problems), so nothing was written (mode=all)`
+        detail: `${refused.toLocaleString('en-US')} of ${current.rows.read.toLocaleString('en-US')} rows were refused (see problems), so nothing was written (mode=all)`
       }, runner.lease())
     }
     if (lines.length > 0) await imports.unstage(importId, lines)

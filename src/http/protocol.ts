@@ -152,7 +152,12 @@ export async function registerOperations (app: FastifyInstance, operations: Fast
     const query = request.url.indexOf('?')
     const path = query === -1 ? request.url : request.url.slice(0, query)
     const match = allowed.find(a => a.pattern.test(path))
-    if (match === undefined) return sendProblem(reply, { type: 'about:blank', status: 404, detail: `Nothing is served at ${path}` })
+    if (match === undefined) {
+      // The two collections live under different prefixes (/books, /api/students): the other spelling of a near miss is named.
+      const other = path.startsWith('/api/') ? path.slice('/api'.length) : `/api${path}`
+      const near = allowed.some(a => a.pattern.test(other)) ? `; did you mean ${other}?` : ''
+      return sendProblem(reply, { type: 'about:blank', status: 404, detail: `Nothing is served at ${path}${near}` })
+    }
     const allow = [...match.methods].sort().join(', ')
     reply.header('allow', allow)
     return sendProblem(reply, { type: 'about:blank', status: 405, detail: `${request.method} is not allowed here; allowed: ${allow}` })

@@ -112,10 +112,27 @@ export class NotUtf8Error extends Error {
   override name = 'NotUtf8Error'
   readonly offset: number
 
-  constructor (offset: number) {
-    super(`The file is not valid UTF-8 (at byte ${offset} or after it)`)
+  constructor (offset: number, atEnd = false) {
+    super(atEnd ? `The file is not valid UTF-8: it ends inside a character (at byte ${offset}, counting from 0)` : `The file is not valid UTF-8 at byte ${offset} (counting from 0)`)
     this.offset = offset
   }
+}
+
+const replacementCharacter = Buffer.from('\uFFFD')
+
+/**
+ * Where in `chunk` its first byte that is not UTF-8 is: the first U+FFFD a lenient decoder makes of
+ * it that the chunk did not hold as such. 0 when there is none: the sequence that failed began in the
+ * chunk before.
+ */
+function firstBadByte (chunk: Buffer): number {
+  const text = new TextDecoder('utf-8').decode(chunk)
+  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
+    // Every character before it was decoded from bytes as they are, so their length in UTF-8 is where it came from.
+    const byte = Buffer.byteLength(text.slice(0, at))
+    if (!chunk.subarray(byte, byte + replacementCharacter.length).equals(replacementCharacter)) return byte
+  }
+  return 0
 }
 
 /**
@@ -129,14 +146,14 @@ async function * utf8 (bytes: AsyncIterable<Buffer>): AsyncGenerator<string> {
     try {
       yield decoder.decode(chunk, { stream: true })
     } catch {
-      throw new NotUtf8Error(offset)
+      throw new NotUtf8Error(offset + firstBadByte(chunk))
     }
     offset += chunk.length
   }
   try {
     yield decoder.decode()
   } catch {
-    throw new NotUtf8Error(offset)
+    throw new NotUtf8Error(offset, true)
   }
 }
 
@@ -252,6 +269,14 @@ const headerProblemsMax = 100
 /** Characters of a column's name a problem repeats (the contract's maxLength for a parameter). */
 const echoedName = 100
 
+/** What a header's unknown name may be: a field in other letter case, or a whole header cut by another separator than a comma. */
+function unknownHint (name: string, known: ReadonlySet<string>, columns: number): string {
+  if (known.has(name.trim().toLowerCase())) return `: names are lower case, without spaces around them (${name.trim().toLowerCase()})`
+  const separator = columns === 1 ? [';', '\t'].find(candidate => name.includes(candidate)) : undefined
+  if (separator !== undefined) return `: the header seems to separate its names with ${separator === ';' ? 'semicolons' : 'tabs'}; an import's CSV separates them, and its cells, with commas (RFC 4180)`
+  return ''
+}
+
 /**
  * Refuses a header naming a field the collection does not have, or a field twice: one problem per name
  * (a name given 500,000 times is one problem, not 500,000), the first 100 names, each cut to 100
@@ -275,7 +300,7 @@ function checkHeader (header: string[], fields: readonly string[]): void {
   const problems = [...named].map(([name, columns]) => ({
     parameter: name.length > echoedName ? name.slice(0, echoedName - 1) + '…' : name,
     detail: !known.has(name)
-      ? `is not a field of this resource (the fields are ${fields.join(', ')})${columns > 1 ? `; ${columns} columns have this name` : ''}`
+      ? `is not a field of this resource${unknownHint(name, known, header.length)} (the fields are ${fields.join(', ')})${columns > 1 ? `; ${columns} columns have this name` : ''}`
       : columns === 1 ? 'is named twice' : `is named ${columns + 1} times`
   }))
   let listed = 0

@@ -18,6 +18,8 @@ export interface ImportRunnerOptions {
   sweepMs: number
   clock: () => number
   onError: (error: unknown, importId: string) => void
+  /** Told of an import taken up where another node (or this one before a restart) stopped. */
+  onResume: (taken: StoredImport) => void
 }
 
 /** An import's rows written so far and what became of them, after a batch. */
@@ -55,9 +57,10 @@ export class ImportRunner {
           state: 'failed',
           finishedAt: new Date(clock()).toISOString(),
           releaseKey: true,
-          detail: `The upload was cut off after ${claimed.rows.read} rows, when the node receiving it stopped; nothing was written. Upload the file again.`
+          detail: `The upload was cut off after ${claimed.rows.read.toLocaleString('en-US')} rows, when the node receiving it stopped; nothing was written. Upload the file again.`
         })
       } else {
+        this.#options.onResume(claimed)
         this.run(claimed.import_id)
       }
     }

@@ -34,7 +34,10 @@ const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1')
  * Why a host name is refused, the same whether it does not resolve or resolves to an address webhooks may
  * not reach: telling them apart would let a caller map which internal names exist.
  */
-const unreachable = (url: URL): string => `${url.hostname} does not resolve to a public address webhooks may reach`
+const unreachable = (url: URL): string => `${url.hostname} does not resolve to a public address webhooks may reach${operatorMayAllow}`
+
+/** Said with every address refusal: the operator's allowlist is public knowledge (docs/changes.md), and the way to try webhooks on one machine. */
+const operatorMayAllow = ' (unless the operator allows it in WEBHOOK_ALLOWED_ADDRESSES: docs/changes.md, "Try it on one machine")'
 
 export class AddressPolicy {
   readonly #allowed: [Address, number][]
@@ -62,7 +65,7 @@ export class AddressPolicy {
       if (!ipaddr.isValid(hostOf(url))) return unreachable(url)
       const range = address.range()
       // The caller wrote this address: naming its range tells them nothing new.
-      return `${url.hostname} is ${range === 'unicast' ? 'not a globally routable' : `a ${range}`} address, which webhooks may not reach`
+      return `${url.hostname} is ${range === 'unicast' ? 'not a globally routable' : `a ${range}`} address, which webhooks may not reach${operatorMayAllow}`
     }
     if (url.protocol !== 'https:') return 'must be https (plain http only to an address the operator allows)'
     if (url.port !== '' && url.port !== '443' && url.port !== '80') return `names port ${url.port}: only 80 and 443 may be used`
