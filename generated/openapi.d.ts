@@ -1653,10 +1653,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "title": "Dune",
-                 *       "author": "Frank Herbert",
-                 *       "isbn": "978-0-441-01359-3",
-                 *       "published_year": 1965
+                 *       "title": "The Left Hand of Darkness",
+                 *       "author": "Ursula K. Le Guin",
+                 *       "isbn": "978-0-441-47812-5",
+                 *       "published_year": 1969
                  *     }
                  */
                 "application/json": components["schemas"]["BookInput"];
@@ -2415,16 +2415,16 @@ export interface operations {
             content: {
                 /**
                  * @example title,author,isbn,published_year
-                 *     Dune,Frank Herbert,978-0-441-01359-3,1965
+                 *     The Left Hand of Darkness,Ursula K. Le Guin,978-0-441-47812-5,1969
                  *     Emma,Jane Austen,,1815
                  */
                 "text/csv": string;
                 /**
                  * @example {
-                 *       "title": "Dune",
-                 *       "author": "Frank Herbert",
-                 *       "isbn": "978-0-441-01359-3",
-                 *       "published_year": 1965
+                 *       "title": "The Left Hand of Darkness",
+                 *       "author": "Ursula K. Le Guin",
+                 *       "isbn": "978-0-441-47812-5",
+                 *       "published_year": 1969
                  *     }
                  */
                 "application/x-ndjson": components["schemas"]["BookImportRow"] | components["schemas"]["StudentImportRow"];

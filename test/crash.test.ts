@@ -133,7 +133,7 @@ t.test('kill -9 while a file is being received, restart: the import ends failed,
 
   running = await start(env)
   const ended = await importUntil(running.origin, `/imports/${id}`, job => job.state !== 'receiving')
-  t.match(ended, { state: 'failed', detail: /cut off after 1000 rows.*nothing was written/ })
+  t.match(ended, { state: 'failed', detail: /cut off after 1,000 rows.*nothing was written/ })
   t.same(await allBooks(running.origin), [])
   t.equal(await stop(running, 'SIGTERM'), 0)
 })

@@ -1,6 +1,6 @@
 // The docs harness itself (test/docs-harness.ts): its rules, and that it fails what it must, on synthetic Markdown.
 import t from 'tap'
-import { type Result, runDoc, serverEntry } from './docs-harness.js'
+import { quickStartBook, type Result, runDoc, serverEntry } from './docs-harness.js'
 import { anchorsOf, createsDatabase, linkProblems, missingFromCi, parseDotenv, postgresDatabases, readBlocks, substituteAddresses, substituteDatabases, unmatchedLine } from './docs-rules.js'
 
 // Services and bash sessions one after the other: more than tap's default for a file on a loaded CI.
@@ -130,9 +130,14 @@ t.test('a documented PostgreSQL database becomes one of the test\'s own', async 
   t.same(results.map(r => r.problem), [undefined, undefined, undefined], 'the service and psql use the test\'s database')
 })
 
-t.test('guides get the prelude: a service and an admin key', async t => {
+t.test('guides get the prelude: a service, an admin key, and the quick start\'s book', async t => {
   t.setTimeout(240_000)
-  const doc = '```sh\ncurl -sf "$API/books" -H "authorization: Bearer $API_KEY" | jq -r .items\n```\n```text\n[]\n```\n'
+  const doc = '```sh\ncurl -sf "$API/books" -H "authorization: Bearer $API_KEY" | jq -r \'.items[].title\'\n```\n```text\nDune\n```\n'
   const results = await runDoc(t, 'docs/prelude.md', doc, true)
   t.same(results.map(r => r.problem), [undefined, undefined])
+})
+
+t.test('the prelude seeds the book the README\'s quick start creates, read from the README itself', async t => {
+  t.same(JSON.parse(quickStartBook()), { title: 'Dune', author: 'Frank Herbert', isbn: '0-441-01359-7', published_year: 1965 })
+  t.throws(() => quickStartBook('# Quick start\n\nnpm start\n'), { message: /^README\.md's quick start no longer creates a book/ })
 })

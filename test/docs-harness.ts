@@ -6,7 +6,8 @@
 //   ports) and DATABASE_PATH (a temp SQLite file) in its environment; 127.0.0.1:3000 and 127.0.0.1:9464 in blocks and
 //   in expected output become the test service's addresses. Always SQLite: TEST_ENGINE does not apply here.
 // - Guides in docs/ get the prelude: the built service (dist/server.js) on those ports and that database, and API and
-//   API_KEY (an admin key made with the keys CLI) exported. A `sh background` block stops the service started before it
+//   API_KEY (an admin key made with the keys CLI) exported, and the book the README's quick start creates (its
+//   database as the quick start leaves it, where the guides start). A `sh background` block stops the service started before it
 //   (the prelude's or an earlier block's) with SIGTERM, requiring exit 0, and then serves on the same ports and database.
 // - PostgreSQL: each database named in a postgres:// URL of a file's sh blocks is replaced, in URLs and in createdb,
 //   dropdb, CREATE/DROP DATABASE, by one of the test's own (bsa_test_<pid>_docs<n>: test/postgres.ts drops those of
@@ -171,6 +172,21 @@ async function startService (t: Test, env: Record<string, string>, ports: Ports)
   return { child, output: () => output }
 }
 
+/**
+ * The book the README's quick start creates, as it writes it: the guides start from the database the
+ * quick start leaves, so their printed outputs must hold with it there.
+ */
+export function quickStartBook (readme = readFileSync(join(root, 'README.md'), 'utf8')): string {
+  const body = /curl -s -X POST "\$API\/books" [^\n]*\\\n\s*-d '(\{[^']*\})'/.exec(readme)?.[1]
+  if (body === undefined) throw new Error('README.md\'s quick start no longer creates a book as `curl -s -X POST "$API/books" … -d \'{…}\'`: make the prelude of test/docs-harness.ts seed what it leaves')
+  return body
+}
+
+async function seedQuickStart (api: string, key: string): Promise<void> {
+  const res = await fetch(`${api}/books`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: quickStartBook() })
+  if (res.status !== 201) throw new Error(`the prelude could not create the quick start's book: ${res.status} ${await res.text()}`)
+}
+
 function createKey (env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [join(root, keysEntry), 'create', '--scopes', allScopes.join(','), '--name', 'docs', '--quiet'], { cwd: root, env, timeout: blockTimeout }, (error, stdout, stderr) => {
@@ -315,6 +331,7 @@ export async function runDoc (t: Test, rel: string, markdown: string, guide: boo
     service = await startService(t, env, ports)
     env.API = `http://127.0.0.1:${ports.port}`
     env.API_KEY = await createKey(env)
+    await seedQuickStart(env.API, env.API_KEY)
   }
   if (runs) session = new Session(env)
 

@@ -1,12 +1,17 @@
 // Imports over HTTP on the test engine: an export imports back unchanged, rows are judged as creates are, modes, limits, keys, scopes, cancellation, the feed.
+import { EventEmitter, once } from 'node:events'
 import { PassThrough, Readable } from 'node:stream'
+import { setImmediate } from 'node:timers/promises'
 import fc from 'fast-check'
 import t from 'tap'
 import type { Config } from '../src/config/index.js'
 import type { ImportStore } from '../src/storage/types.js'
+import { readContract } from '../src/contract/openapi-document.js'
+import { importHandlers } from '../src/handlers/imports.js'
+import type { ImportRunner } from '../src/imports/runner.js'
 import { createKey } from '../src/access/api-keys.js'
 import type { Scope } from '../src/domain/api-key-types.js'
-import { adminKey, build, eventually, openTestRepositories, type TestApi } from './helper.js'
+import { adminKey, build, eventually, openTestRepositories, type TestApi, within } from './helper.js'
 
 type Json = Record<string, any>
 
@@ -411,4 +416,41 @@ t.test('a file of 100,000 rows: every row written, one event each, exported back
     return count
   }, count => count === rows, 'an event per record')
   t.equal(events, rows)
+})
+
+t.test('a progress stream ended by the node closing while the read for its next frame is in flight: that frame is dropped, the stream stays ended', async t => {
+  const { imports } = await openTestRepositories(t)
+  await imports.start({ import_id: 'streamed', keyId: 'key-1', collection: 'books', mode: 'valid', format: 'csv', created_at: new Date().toISOString(), idempotencyKey: null }, 'elsewhere', Date.now() + 60_000)
+  await imports.update('streamed', { state: 'running', startedAt: new Date().toISOString() })
+  // The first read (the request's) answers; the next (the stream's poll, a second later) waits for the test.
+  let reads = 0
+  let polled!: () => void
+  const polling = new Promise<void>(resolve => { polled = resolve })
+  let answer!: () => void
+  const answered = new Promise<void>(resolve => { answer = resolve })
+  const held: ImportStore = Object.assign(Object.create(null) as ImportStore, {
+    get: async (id: string) => {
+      if (++reads === 2) {
+        polled()
+        await answered
+      }
+      return imports.get(id)
+    }
+  })
+  const closing = new AbortController()
+  const handlers = importHandlers({ imports: held, runner: {} as ImportRunner, document: readContract(), limits: { maxBytes: 1 << 20, maxRows: 100 }, batch: 10, clock: Date.now, closing: closing.signal })
+  const request = { params: { import_id: 'streamed' }, caller: { kind: 'key', keyId: 'key-1', scopes: [] }, method: 'GET', raw: new EventEmitter(), accepts: () => ({ type: () => 'text/event-stream' }) }
+  const reply = { type: () => reply, header: () => reply, send: (stream: PassThrough) => stream }
+  const stream = await handlers.getImport(request as never, reply as never) as unknown as PassThrough
+  let text = ''
+  stream.on('data', chunk => { text += chunk })
+  const end = once(stream, 'end')
+  await within(polling, 10_000, 'the stream polled for its next frame')
+  closing.abort()
+  answer()
+  await within(end, 10_000, 'the stream ended')
+  await eventually(async () => reads, count => count === 2, 'the poll answered')
+  await setImmediate()
+  t.equal(text.split('\n\n').filter(frame => frame !== '').length, 1, 'one frame: the one before the close')
+  t.equal(stream.errored, null, 'ended, not failed (no write after its end)')
 })

@@ -82,5 +82,5 @@ t.test('a process of the service a test starts gets the test\'s settings, never 
   const needed = { PATH: ['bin', 'usr-bin'].map(name => join(tmpdir(), name)).join(delimiter), HOME: join(tmpdir(), 'home'), LANG: 'tr_TR.UTF-8', TZ: 'Pacific/Chatham', NODE_OPTIONS: '--import=x', _TAPJS_PROCESSINFO_COVERAGE_: '1' }
   const own = { DATABASE_URL: 'postgres://app@db.internal/books', REDIS_URL: 'redis://cache.internal', OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.internal', METRICS_TOKEN: 'secret', PORT: '3000' }
   const settings = { PORT: '0', DATABASE_PATH: join(tmpdir(), 'x.sqlite') }
-  t.same(childEnv(settings, { ...needed, ...own }), { ...needed, ...settings })
+  t.same(childEnv(settings, { ...needed, ...own }), { ...needed, ENV_FILE: 'off', ...settings }, 'nor a .env of theirs')
 })
