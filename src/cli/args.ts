@@ -1,5 +1,7 @@
 // Command-line parsing for the CLIs (npm run keys, npm run backup): node:util parseArgs, with errors that name the culprit.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { Env } from '../config/concern.js'
+import { withEnvFile } from '../config/env-file.js'
 
 /** Where a CLI writes its lines: the process's stdout and stderr, or a test's buffers. */
 export interface Io {
@@ -37,4 +39,18 @@ export function parseCommandLine<O extends Options> (args: string[], options: O)
     if (type === 'boolean' && option.value !== undefined) throw new UsageError(`option ${option.rawName} takes no value`)
   }
   return parseArgs({ args, options, allowPositionals: true, strict: true })
+}
+
+/**
+ * The settings a command of the service reads (npm run keys, npm run backup): the process's
+ * environment and, beneath it, the service's .env, so that it opens the database the service uses.
+ * A .env that cannot be read ends the command with one line, as a bad setting does.
+ */
+export function commandEnvironment (command: string): Env {
+  try {
+    return withEnvFile(process.env, process.cwd()).env
+  } catch (error) {
+    process.stderr.write(`npm run ${command}: ${(error as Error).message}\n`)
+    process.exit(1)
+  }
 }
