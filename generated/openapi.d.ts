@@ -232,7 +232,9 @@ export interface paths {
          *     arrived whole (cut, refused, over a limit) frees its key, so that its retry starts afresh. The rate limit counts an import as one request and one more per 1,000
          *     rows read, or per 1,000 pieces its body arrives in (HTTP chunks) when there are more pieces than
          *     rows (a file sent in chunks of a few bytes costs the server what its pieces do); a file that
-         *     spends the quota stops there (429, nothing written).
+         *     spends the quota stops there (429, nothing written). A file refused with a problem (400,
+         *     413, 429) leaves no import behind: its caller never got an id, and `GET /imports` does not
+         *     list it. An upload cut before its end (the client went away, a 408) is listed, `failed`.
          */
         post: operations["createImport"];
         delete?: never;

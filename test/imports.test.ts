@@ -145,8 +145,7 @@ t.test('what an upload refuses before any row: limits, a header, a media type, a
   const tooBig = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: ndjson, payload: JSON.stringify({ title: 'x'.repeat(300), author: 'A' }) })
   t.match(tooBig.json(), { status: 413, detail: /200 bytes.*IMPORT_MAX_BYTES/ })
   t.equal((await api.request({ url: '/books' })).json().items.length, 0, 'nothing written')
-  const listed = (await api.request({ url: '/imports' })).json().items
-  t.same(listed.map((job: Json) => job.state), ['failed', 'failed'], 'each import says why it failed')
+  t.same((await api.request({ url: '/imports' })).json().items, [], 'a refused upload leaves no import: its caller got a problem, never an id')
   t.match((await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: 'title,title,author\r\n' })).json(), { status: 400, type: '/problems/invalid-import', errors: [{ parameter: 'title', detail: 'is named twice' }] })
   t.match((await api.request({ method: 'POST', url: '/imports?collection=books', headers: csv, payload: '' })).json(), { status: 400, errors: [{ parameter: 'header' }] })
   t.match((await api.request({ method: 'POST', url: '/imports?collection=books', payload: { title: 'Dune' } })).json(), { status: 415, detail: 'The request body must be text/csv or application/x-ndjson' })
@@ -364,8 +363,7 @@ t.test('the rate limit counts an upload by the pieces it arrives in when they ou
   const spent = await api.request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: csv, payload: pieces(5000) })
   t.equal(spent.statusCode, 429)
   t.match(spent.json(), { type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', detail: /^Request quota exceeded by this import \(its rows, or the pieces its body arrived in\)/ })
-  const failed = await eventually(async () => (await repositories.imports.list(null, 10)).find(job => job.state === 'failed'), job => job !== undefined, 'the second import ended')
-  t.match(failed, { rows: { written: 0 }, detail: /^The request quota ran out after 0 rows in [0-9]+ pieces/ }, 'nothing written')
+  t.same((await repositories.imports.list(null, 10)).map(job => job.import_id), [first.json().import_id], 'the refused upload left no import, and nothing written')
 })
 
 t.test('an upload cut midway: the import ends failed, saying so, with nothing written; a body on an operation that takes none is a 415', async t => {

@@ -353,6 +353,12 @@ export function storageContract (t: Test, fresh: FreshDatabase): void {
     t.equal(await imports.claim('node-c', now, now + 60_000), null, 'nothing left to claim')
     await imports.unstage('import-1')
     t.same(await imports.staged('import-1', 0, 10), [])
+    // A refused upload leaves nothing: neither the import nor its staged rows (nor its key, held by the row).
+    await imports.stage('import-4', [{ line: 2, recordId: id(11), unique: null, record: '{}' }])
+    await imports.discard('import-4')
+    t.equal(await imports.get('import-4'), null, 'discarded')
+    t.same(await imports.staged('import-4', 0, 10), [], 'with its staged rows')
+    t.same((await imports.list(null, 10)).map(job => job.import_id).sort(), ['import-1', 'import-3'])
   })
 
   t.test('imports: a runner renews its lease at every batch, so that another node sweeping while it writes for longer than a lease takes nothing: every row written and counted once', async t => {

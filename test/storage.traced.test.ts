@@ -44,7 +44,7 @@ t.test('every call of the contract above made a span named after its store and m
     'books.create', 'books.createMany', 'books.delete', 'books.export', 'books.get', 'books.list', 'books.replace',
     'events.check', 'events.head', 'events.oldest', 'events.read',
     'idempotency.find',
-    'imports.get', 'imports.list', 'imports.start', 'imports.update',
+    'imports.discard', 'imports.get', 'imports.list', 'imports.start', 'imports.update',
     'students.create', 'students.createMany', 'students.export', 'students.get', 'students.list', 'students.replace',
     'webhooks.create', 'webhooks.delete', 'webhooks.enable', 'webhooks.get', 'webhooks.list', 'webhooks.rotate'
   ])

@@ -82,6 +82,16 @@ class Stopped extends Error {
   }
 }
 
+/** The file was refused (a limit, its header, its encoding, the quota): the request is answered `problem`, and the import removed, since its caller never learns its id. */
+class Refused extends Error {
+  readonly problem: ApiError
+
+  constructor (problem: ApiError) {
+    super(problem.message)
+    this.problem = problem
+  }
+}
+
 export function importHandlers ({ imports, runner, document, limits, batch, clock, closing }: ImportHandlerOptions): ImportHandlers {
   const checkers: Record<Collection, RowChecker> = { books: rowChecker(document, 'books'), students: rowChecker(document, 'students') }
   const now = () => new Date(clock()).toISOString()
@@ -129,8 +139,7 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       const resetIn = await charge(due - billed)
       billed = due
       if (resetIn !== null) {
-        throw new Stopped('failed', `The request quota ran out after ${read} rows in ${pieces} pieces (an import counts as one request per ${unitsPerRequest} rows, or per ${unitsPerRequest} pieces its body arrives in if there are more); nothing was written.`,
-          new QuotaExceededError(resetIn))
+        throw new Refused(new QuotaExceededError(resetIn))
       }
     }
     const arrived = (chunk: Buffer, count: number): Promise<void> | void => {
@@ -166,10 +175,10 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
       }
       await flush()
     } catch (error) {
-      if (error instanceof Stopped) throw error
-      if (error instanceof ImportTooLargeError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(413, '/problems/import-too-large', error.message, undefined, 'Content Too Large'))
-      if (error instanceof InvalidHeaderError) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(400, '/problems/invalid-import', error.message, error.columns, 'Invalid import'))
-      if (error instanceof NotUtf8Error) throw new Stopped('failed', `${error.message}; nothing was written.`, new ApiError(400, '/problems/invalid-import', error.message, undefined, 'Invalid import'))
+      if (error instanceof Stopped || error instanceof Refused) throw error
+      if (error instanceof ImportTooLargeError) throw new Refused(new ApiError(413, '/problems/import-too-large', error.message, undefined, 'Content Too Large'))
+      if (error instanceof InvalidHeaderError) throw new Refused(new ApiError(400, '/problems/invalid-import', error.message, error.columns, 'Invalid import'))
+      if (error instanceof NotUtf8Error) throw new Refused(new ApiError(400, '/problems/invalid-import', error.message, undefined, 'Invalid import'))
       // The upload was cut, or the database failed: the import says so, the request fails as it would have.
       throw new Stopped('failed', 'The upload stopped before the end of the file; nothing was written. Upload the file again.', error as ApiError)
     }
@@ -233,10 +242,15 @@ export function importHandlers ({ imports, runner, document, limits, batch, cloc
         await imports.update(importId, {}, runner.lease(), fingerprint)
         answer = await settle(importId)
       } catch (error) {
+        if (error instanceof Refused) {
+          // Its caller is answered a problem and never learns its id: it leaves nothing, in GET /imports either.
+          await imports.discard(importId)
+          if (error.problem instanceof QuotaExceededError) reply.header('retry-after', error.problem.resetIn)
+          throw error.problem
+        }
         if (!(error instanceof Stopped)) throw error
         await imports.unstage(importId)
         answer = await imports.update(importId, { state: error.state, finishedAt: now(), detail: error.detail, releaseKey: true }, runner.lease())
-        if (error.answer instanceof QuotaExceededError) reply.header('retry-after', error.answer.resetIn)
         if (error.answer !== null) throw error.answer
       }
       return reply.code(202).header('location', `/imports/${importId}`).send(view(answer))

@@ -79,6 +79,7 @@ export function tracedRepositories (repositories: Repositories, tracer: Tracer):
       conflicts: imports.conflicts.bind(imports),
       staged: imports.staged.bind(imports),
       unstage: imports.unstage.bind(imports),
+      discard: async importId => traced('imports.discard', () => imports.discard(importId)),
       claim: imports.claim.bind(imports)
     },
     webhooks: {

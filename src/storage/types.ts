@@ -395,6 +395,8 @@ export interface ImportStore {
   staged (importId: string, after: number, limit: number): Promise<StagedRow[]>
   /** Removes staged rows: these lines, or every row of the import (in bounded steps). */
   unstage (importId: string, lines?: number[]): Promise<void>
+  /** Removes an import and its staged rows: one whose upload was refused, whose caller never got its id. */
+  discard (importId: string): Promise<void>
   /** Applies `changes` and, when given, sets the fingerprint and renews the lease (something must change). Returns the import as it is now. */
   update (importId: string, changes: ImportChanges, lease?: { runner: string, until: number }, fingerprint?: string): Promise<StoredImport>
   get (importId: string): Promise<StoredImport | null>

@@ -98,6 +98,11 @@ export class PostgresImports implements ImportStore {
     }
   }
 
+  async discard (importId: string): Promise<void> {
+    await this.unstage(importId)
+    await this.#db.query({ text: 'DELETE FROM imports WHERE import_id = $1', values: [importId] })
+  }
+
   /**
    * Read, then written: only an import's runner changes its counters, one change at a time, and a
    * cancellation (from any node) sets only its own column, so no change is lost between the two.

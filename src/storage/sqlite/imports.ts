@@ -34,6 +34,7 @@ export function sqliteImports (db: Database.Database): ImportStore {
   const staged = db.prepare<[string, number, number], { line: number, recordId: string, unique: string | null, record: string }>(
     'SELECT line, record_id AS recordId, unique_value AS "unique", record FROM import_rows WHERE import_id = ? AND line > ? ORDER BY line LIMIT ?')
   const unstageLine = db.prepare<[string, number]>('DELETE FROM import_rows WHERE import_id = ? AND line = ?')
+  const remove = db.prepare<[string]>('DELETE FROM imports WHERE import_id = ?')
   const unstageSome = db.prepare<[string, string]>(`DELETE FROM import_rows WHERE import_id = ? AND line IN (SELECT line FROM import_rows WHERE import_id = ? LIMIT ${step})`)
   const list = db.prepare<[{ keyId: string | null, limit: number }], ImportRow>('SELECT * FROM imports WHERE (@keyId IS NULL OR key_id = @keyId) ORDER BY created_at DESC, import_id DESC LIMIT @limit')
   const expired = db.prepare<[number], string>("SELECT import_id FROM imports WHERE state IN ('receiving', 'running') AND lease_until < ? ORDER BY created_at LIMIT 1").pluck()
@@ -74,6 +75,10 @@ export function sqliteImports (db: Database.Database): ImportStore {
         return
       }
       while (unstageSome.run(importId, importId).changes > 0) await yieldToLoop()
+    },
+    async discard (importId) {
+      await this.unstage(importId)
+      remove.run(importId)
     },
     async update (importId, changes, lease, fingerprint) {
       return db.transaction(() => {
