@@ -1,7 +1,7 @@
 // The process as an operator runs it: a real socket, a file database that survives restarts, signals, bad config.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -103,6 +103,17 @@ t.test('OPS_PORT=public announces the operators\' endpoints on the API\'s port; 
   const none = await start({ DATABASE_PATH: join(dir, 'a.sqlite'), OPS_PORT: 'off', METRICS: 'false' })
   t.notMatch(none.output(), /Operations/)
   t.equal(await stop(none, 'SIGTERM'), 0)
+})
+
+t.test('a settings file named by ENV_FILE applies beneath the environment, and the banner names the database and what the file set', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'bsa-server-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'service.env')
+  writeFileSync(file, `DATABASE_PATH=${join(dir, 'from-file.sqlite')}\nRATE_LIMIT_ANONYMOUS=50/60\nLOG_LEVEL=trace\n`)
+  const running = await start({ ENV_FILE: file })
+  t.match(running.output(), `Database: SQLite ${join(dir, 'from-file.sqlite')}\nSettings from ${file}: DATABASE_PATH, RATE_LIMIT_ANONYMOUS (variables set in the environment win over the file)\n`, 'LOG_LEVEL was set by the environment, which wins')
+  t.match((await fetch(`${running.origin}/books`)).headers.get('ratelimit-policy'), /;q=50;w=60$/)
+  t.equal(await stop(running, 'SIGTERM'), 0)
 })
 
 t.test('an IPv6 host is printed in brackets and served', async t => {

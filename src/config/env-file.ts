@@ -28,7 +28,7 @@ export function withEnvFile (env: Env, cwd: string): WithEnvFile {
     text = readFileSync(file, 'utf8')
   } catch (error) {
     if (named === '' && (error as NodeJS.ErrnoException).code === 'ENOENT') return { env, file: null, fromFile: [] }
-    throw new ConfigError(`ENV_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    throw new ConfigError(`ENV_FILE: cannot read ${file} (${String((error as NodeJS.ErrnoException).code)})`)
   }
   const parsed = parseEnv(text) as Record<string, string>
   const fromFile = Object.keys(parsed).filter(name => env[name] === undefined)
