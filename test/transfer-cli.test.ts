@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import t, { type Test } from 'tap'
-import { runExport, runImport, type TransferEnvironment } from '../src/cli/transfer-commands.js'
+import { runExport } from '../src/cli/export-command.js'
+import { runImport } from '../src/cli/import-command.js'
+import type { TransferEnvironment } from '../src/cli/transfer.js'
 import { adminKey, build } from './helper.js'
 
 async function listening (t: Test): Promise<string> {

@@ -1,5 +1,5 @@
-// Process entry of the export CLI (npm run export); the work is in transfer-commands.ts.
-import { runExport } from './transfer-commands.js'
+// Process entry of the export CLI (npm run export); the work is in export-command.ts.
+import { runExport } from './export-command.js'
 
 process.exitCode = await runExport(process.argv.slice(2), {
   io: { out: line => process.stdout.write(line + '\n'), err: line => process.stderr.write(line + '\n') },

@@ -1,5 +1,5 @@
-// Process entry of the import CLI (npm run import); the work is in transfer-commands.ts.
-import { runImport } from './transfer-commands.js'
+// Process entry of the import CLI (npm run import); the work is in import-command.ts.
+import { runImport } from './import-command.js'
 
 // The first Ctrl-C stops following the import and says where it is; a second one, while that is said, ends the process at once.
 const interrupt = new AbortController()

@@ -1,42 +1,13 @@
-// The import and export CLIs (npm run import, npm run export): a file to a running service and back, with progress, retries and a summary.
+// The import CLI (npm run import): a file to a running service, followed to its end with progress and a summary; Ctrl-C, replays, restarts and --cancel.
 import { createHash, randomUUID } from 'node:crypto'
-import { createReadStream, createWriteStream, existsSync } from 'node:fs'
-import { open, rename, stat } from 'node:fs/promises'
+import { createReadStream, existsSync } from 'node:fs'
+import { open, stat } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import { Readable, Transform } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Import } from '../contract/api-types.js'
-import { type Io, parseCommandLine, UsageError } from './args.js'
+import { parseCommandLine, UsageError } from './args.js'
 import { count, progressLine, rows, summaryLine, WriteRate } from './import-progress.js'
-
-/** Where progress goes: a line rewritten in place on a terminal, plain lines (at most every few seconds) elsewhere. */
-export interface Progress {
-  tty: boolean
-  write (text: string): void
-}
-
-/** What the CLIs need from the world besides their arguments; tests give their own. */
-export interface TransferEnvironment {
-  io: Io
-  progress: Progress
-  env: Readonly<Record<string, string | undefined>>
-  /** Where an export goes without --output. */
-  stdout: NodeJS.WritableStream
-  fetch: typeof fetch
-  /** Milliseconds to wait before a retry (tests wait less). */
-  retryMs: number
-  /** How long an import is followed while the service does not answer (a restart): 2 min unless told. */
-  followPatienceMs?: number
-  /** Aborted on Ctrl-C (SIGINT). */
-  interrupted?: AbortSignal
-  now?: () => number
-}
-
-const connection = {
-  url: { type: 'string' },
-  key: { type: 'string' }
-} as const
+import { connection, problemLine, reporter, target, type TransferEnvironment, wait } from './transfer.js'
 
 const importHelp = `Usage: npm run import -- <file> [--collection books|students] [--mode all|valid] [--format csv|ndjson] [--again] [--url URL] [--key KEY]
        npm run import -- --cancel <import id> [--url URL] [--key KEY]
@@ -49,54 +20,6 @@ never imported twice: the same content, collection and mode run again within a d
 IDEMPOTENCY_TTL_SECONDS) answers the earlier import and writes nothing new; --again imports it once
 more. Ctrl-C stops following, not the import, and says how to cancel it (--cancel). Exit status: 0
 when every row was written, 1 otherwise (with the report), 2 for bad usage, 130 after Ctrl-C.`
-
-const exportHelp = `Usage: npm run -s export -- <books|students> [--format csv|ndjson] [--bom] [--query 'author=…&sort=title'] [--output FILE] [--url URL] [--key KEY]
-
-Streams every record the query selects (the list's parameters) from a running service. Without
---output the file goes to standard output: run it with npm's -s, or npm's own first lines go there
-too. With --output, a cut connection starts the export again (the file is replaced once whole).
-Progress goes to standard error.`
-
-/** The service's origin and the key to send. */
-function target (values: { url?: string | undefined, key?: string | undefined }, env: TransferEnvironment['env']): { origin: string, headers: Record<string, string> } {
-  const origin = (values.url ?? env['BSA_URL'] ?? 'http://127.0.0.1:3000').replace(/\/$/, '')
-  if (!URL.canParse(origin)) throw new UsageError(`--url ${origin} is not a URL`)
-  const key = values.key ?? env['API_KEY']
-  return { origin, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } }
-}
-
-/** Shows progress: in place on a terminal, else a line every 5 s (and the last one). */
-function reporter (progress: Progress, now: () => number): { show (text: string): void, done (text: string): void } {
-  let shownAt = -Infinity
-  return {
-    show (text) {
-      if (progress.tty) progress.write(`\r\u001b[K${text}`)
-      else if (now() - shownAt >= 5000) {
-        shownAt = now()
-        progress.write(`${text}\n`)
-      }
-    },
-    done (text) {
-      progress.write(progress.tty ? `\r\u001b[K${text}\n` : `${text}\n`)
-    }
-  }
-}
-
-/** A problem answer in one line. */
-async function problemLine (res: Response): Promise<string> {
-  const text = await res.text()
-  try {
-    const problem = JSON.parse(text) as { detail?: string, title?: string, errors?: { detail: string, parameter?: string, pointer?: string }[] }
-    // Each error as "where: what" ("limit: must be at most 100"), or just what when it names no place.
-    const errors = (problem.errors ?? []).map(e => [...[e.parameter, e.pointer].filter(Boolean).map(where => `${where}:`), e.detail].join(' '))
-    return `${res.status} ${problem.detail ?? problem.title ?? ''}${errors.length === 0 ? '' : ` (${errors.join('; ')})`}`
-  } catch {
-    return `${res.status} ${text.slice(0, 200)}`
-  }
-}
-
-/** Waits `ms`, or until Ctrl-C (the only way sleep rejects). */
-const wait = async (ms: number, signal?: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => {})
 
 /** True for fetch's failure when nothing listens at the origin (the service is not running, or not there). */
 const refused = (error: unknown): boolean => (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED'
@@ -340,70 +263,5 @@ async function follow (world: TransferEnvironment, url: string, headers: Record<
       waiting = true
     }
     await wait(world.retryMs, interrupted)
-  }
-}
-export async function runExport (args: string[], world: TransferEnvironment): Promise<number> {
-  const { io } = world
-  const now = world.now ?? Date.now
-  let line
-  try {
-    line = parseCommandLine(args, { ...connection, format: { type: 'string' }, bom: { type: 'boolean' }, query: { type: 'string' }, output: { type: 'string' } })
-  } catch (error) {
-    io.err(`npm run export: ${(error as Error).message}`)
-    return 2
-  }
-  if (line === 'help') {
-    io.out(exportHelp)
-    return 0
-  }
-  let settings
-  try {
-    const [collection, ...extra] = line.positionals
-    if (extra.length > 0 || (collection !== 'books' && collection !== 'students')) throw new UsageError('give books or students')
-    const format = line.values.format ?? 'csv'
-    if (format !== 'csv' && format !== 'ndjson') throw new UsageError('--format must be csv or ndjson')
-    const query = new URLSearchParams(line.values.query ?? '')
-    if (line.values.bom === true) query.set('bom', 'true')
-    const path = collection === 'books' ? '/books' : '/api/students'
-    settings = { path: `${path}${query.size === 0 ? '' : `?${query}`}`, format, output: line.values.output, ...target(line.values, world.env) }
-  } catch (error) {
-    io.err(`npm run export: ${(error as Error).message}`)
-    return 2
-  }
-  const { path, format, output, origin, headers } = settings
-  const show = reporter(world.progress, now)
-  const started = now()
-  // To a file, an export cut midway starts again (a snapshot cannot be resumed); to standard output it cannot.
-  for (let attempt = 1; ; attempt++) {
-    let bytes = 0
-    let lines = 0
-    try {
-      const res = await world.fetch(origin + path, { headers: { ...headers, accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' } })
-      if (res.status !== 200) {
-        show.done(`npm run export: ${await problemLine(res)}`)
-        return 1
-      }
-      const counting = new Transform({
-        transform (chunk: Buffer, _encoding, done) {
-          bytes += chunk.length
-          for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++
-          const seconds = Math.max(0.001, (now() - started) / 1000)
-          show.show(`exporting ${path}: ${count(lines)} lines, ${count(bytes)} bytes · ${count(lines / seconds)} lines/s`)
-          done(null, chunk)
-        }
-      })
-      const partial = output === undefined ? null : `${output}.partial`
-      await pipeline(Readable.fromWeb(res.body! as never), counting, partial === null ? world.stdout : createWriteStream(partial))
-      if (partial !== null) await rename(partial, output!)
-      show.done(`exported ${path}: ${count(lines)} lines, ${count(bytes)} bytes${output === undefined ? '' : ` to ${output}`}`)
-      return 0
-    } catch (error) {
-      if (output === undefined || attempt >= 5) {
-        show.done(`npm run export: ${origin}${path}: ${(error as Error).message}`)
-        return 1
-      }
-      show.done(`npm run export: the connection was cut (${(error as Error).message}); starting again`)
-      await wait(world.retryMs * attempt)
-    }
   }
 }
