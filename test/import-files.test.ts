@@ -156,6 +156,21 @@ t.test('a pacer: null within the budget, a turn once it is spent, the budget cou
   t.equal(pacer()(), null, 'by default, on the real clock: no turn due at once')
 })
 
+t.test('not UTF-8: the byte named is the first bad one, whatever text comes before it (U+FFFD the file holds included) and however the file arrives', async t => {
+  // Text before the bad byte: ASCII, two-, three- and four-byte characters, and U+FFFD written as such (many of them: a chunk of 64 KiB full of them is read once).
+  const before = fc.array(fc.constantFrom('a', 'é', '\uFFFD', '😀', ','), { maxLength: 200 }).map(parts => parts.join(''))
+  const bad = fc.constantFrom([0xff], [0xc3, 0x41], [0xe2, 0x82], [0x80])
+  await fc.assert(fc.asyncProperty(before, bad, fc.array(fc.nat(), { maxLength: 4 }), async (text, bytes, cuts) => {
+    const file = Buffer.concat([Buffer.from('title\r\n' + text), Buffer.from(bytes), Buffer.from(',A\r\n')])
+    const at = [...new Set(cuts.map(cut => cut % file.length))].sort((a, b) => a - b)
+    const pieces = [0, ...at].map((from, i) => file.subarray(from, [...at, file.length][i]))
+    const error = await rowsOf(pieces.filter(piece => piece.length > 0), 'csv') as Error
+    return error.message === `The file is not valid UTF-8 at byte ${Buffer.byteLength('title\r\n' + text)} (counting from 0)`
+  }), { seed: 20261202, numRuns: 200 })
+  const many = '\uFFFD'.repeat(21_000)
+  t.match(await rowsOf([Buffer.concat([Buffer.from('title\r\n' + many), Buffer.from([0xff])])], 'csv'), { message: `The file is not valid UTF-8 at byte ${7 + 63_000} (counting from 0)` }, 'a piece of 64 KiB of U+FFFD, then the bad byte')
+})
+
 t.test('a CSV header naming many columns it cannot take: one problem per name, at most 100, names cut, every column counted', async t => {
   t.match(await rowsOf(['x,'.repeat(499_999) + 'x\r\n'], 'csv'), {
     message: 'The CSV header has 500000 columns the import cannot take',

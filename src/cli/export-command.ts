@@ -4,8 +4,7 @@ import { rename } from 'node:fs/promises'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseCommandLine, UsageError } from './args.js'
-import { count } from './import-progress.js'
-import { connection, problemLine, reporter, target, type TransferEnvironment, wait } from './transfer.js'
+import { connection, count, problemLine, reporter, target, type TransferEnvironment, wait } from './transfer.js'
 
 const exportHelp = `Usage: npm run -s export -- <books|students> [--format csv|ndjson] [--bom] [--query 'author=…&sort=title'] [--output FILE] [--url URL] [--key KEY]
 

@@ -6,8 +6,8 @@ import { basename, extname } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import type { Import } from '../contract/api-types.js'
 import { parseCommandLine, UsageError } from './args.js'
-import { count, progressLine, rows, summaryLine, WriteRate } from './import-progress.js'
-import { connection, problemLine, reporter, target, type TransferEnvironment, wait } from './transfer.js'
+import { progressLine, rows, summaryLine, WriteRate } from './import-progress.js'
+import { connection, count, problemLine, reporter, target, type TransferEnvironment, wait } from './transfer.js'
 
 const importHelp = `Usage: npm run import -- <file> [--collection books|students] [--mode all|valid] [--format csv|ndjson] [--again] [--url URL] [--key KEY]
        npm run import -- --cancel <import id> [--url URL] [--key KEY]

@@ -1,7 +1,6 @@
 // What npm run import shows of an import: its rows in words, the rate it writes them at as seen by the CLI, and the time left.
 import type { Import } from '../contract/api-types.js'
-
-export const count = (n: number): string => Math.round(n).toLocaleString('en-US')
+import { count } from './transfer.js'
 
 /** "1 row", "1,200 rows". */
 export const rows = (n: number): string => `${count(n)} ${n === 1 ? 'row' : 'rows'}`

@@ -25,6 +25,9 @@ export interface TransferEnvironment {
   now?: () => number
 }
 
+/** A count as both commands print it: "1,200". */
+export const count = (n: number): string => Math.round(n).toLocaleString('en-US')
+
 /** The options both commands take: where the service is, and the key to send. */
 export const connection = {
   url: { type: 'string' },

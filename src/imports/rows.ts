@@ -127,9 +127,13 @@ const replacementCharacter = Buffer.from('\uFFFD')
  */
 function firstBadByte (chunk: Buffer): number {
   const text = new TextDecoder('utf-8').decode(chunk)
+  // Every character before a U+FFFD was decoded from bytes as they are, so their length in UTF-8 is
+  // where it came from; counted from the one before, so that a chunk of many is read once, not once each.
+  let byte = 0
+  let counted = 0
   for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
-    // Every character before it was decoded from bytes as they are, so their length in UTF-8 is where it came from.
-    const byte = Buffer.byteLength(text.slice(0, at))
+    byte += Buffer.byteLength(text.slice(counted, at))
+    counted = at
     if (!chunk.subarray(byte, byte + replacementCharacter.length).equals(replacementCharacter)) return byte
   }
   return 0
