@@ -17,10 +17,9 @@ export interface paths {
          *     Every request does bounded work however large the catalogue: a combination that could not
          *     be answered so is refused with a 400 naming the parameter to drop.
          *
-         *     With `Accept: text/csv` or `application/x-ndjson` the answer is an export, not a page: every
-         *     book the filters, `q` and `sort` select, in that order, streamed from one snapshot of the
-         *     data (so `limit` and `cursor` do not apply, and a search may be sorted by anything). See the
-         *     200 response for the formats; `Events-Cursor` is the snapshot's position in the change feed.
+         *     Deprecated since 2026-12-02, until 2027-06-02: `Accept: text/csv` or `application/x-ndjson`
+         *     still answers an export of what the list selects (as `GET /books/export.csv` does), with `Deprecation`,
+         *     `Sunset` and `Link` headers; `bom=true` applies to it only. Use `GET /books/export.csv`.
          */
         get: operations["listBooks"];
         put?: never;
@@ -69,6 +68,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/books/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export books as CSV
+         * @description Every book the filters, `q` and `sort` select, as one CSV file streamed from one snapshot,
+         *     in the list's order (the `exports` tag has the rules every export follows).
+         */
+        get: operations["exportBooksCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/books/export.ndjson": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export books as NDJSON
+         * @description Every book the filters, `q` and `sort` select, as one NDJSON file streamed from one snapshot,
+         *     in the list's order (the `exports` tag has the rules every export follows).
+         */
+        get: operations["exportBooksNdjson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/students": {
         parameters: {
             query?: never;
@@ -83,10 +124,9 @@ export interface paths {
          *     emails), ignoring case and accents; its results come most relevant first unless `sort` is
          *     given. For incremental sync, keep `updated_since` and `sort=updated_at` and follow the cursor.
          *
-         *     With `Accept: text/csv` or `application/x-ndjson` the answer is an export, not a page: every
-         *     student the filters, `q` and `sort` select, in that order, streamed from one snapshot of the
-         *     data (so `limit` and `cursor` do not apply, and a search may be sorted by anything). See the
-         *     200 response for the formats; `Events-Cursor` is the snapshot's position in the change feed.
+         *     Deprecated since 2026-12-02, until 2027-06-02: `Accept: text/csv` or `application/x-ndjson`
+         *     still answers an export of what the list selects (as `GET /api/students/export.csv` does), with `Deprecation`,
+         *     `Sunset` and `Link` headers; `bom=true` applies to it only. Use `GET /api/students/export.csv`.
          */
         get: operations["listStudents"];
         put?: never;
@@ -124,6 +164,48 @@ export interface paths {
          * @description Replaces every writable field; an omitted optional field is cleared and an omitted `status` becomes `active`. Never creates. With `If-Match`, replaces only if the student is still as the caller saw it.
          */
         put: operations["updateStudent"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/students/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export students as CSV
+         * @description Every student the filters, `q` and `sort` select, as one CSV file streamed from one snapshot,
+         *     in the list's order (the `exports` tag has the rules every export follows).
+         */
+        get: operations["exportStudentsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/students/export.ndjson": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export students as NDJSON
+         * @description Every student the filters, `q` and `sort` select, as one NDJSON file streamed from one snapshot,
+         *     in the list's order (the `exports` tag has the rules every export follows).
+         */
+        get: operations["exportStudentsNdjson"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -543,7 +625,7 @@ export interface components {
             published_year?: number | null;
         };
         /**
-         * @description What replaces a book: its writable fields, as in `BookInput`. The server-set fields of a `Book` (`book_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The server ignores them when they are the book's own, and never takes a value from them: the id must be the one in the path, and the timestamps the book's current ones, else 400 (the body was read before a later change). `If-Match` is evaluated first: a stale tag is a 412 whatever the body holds. Omitted, they change nothing.
+         * @description What replaces a book: its writable fields, as in `BookInput`. The server-set fields of a `Book` (`book_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The timestamps are ignored whatever they hold, never stored and never compared: the book keeps its own `created_at`, and the server sets `updated_at`. The id, if sent, must be the one in the path, else 400. What guards against a lost update (a body read before someone else's change) is `If-Match`: it is evaluated before the body, and a stale tag is a 412 whatever the body holds. Omitted, the server-set fields change nothing.
          * @example {
          *       "book_id": "0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60",
          *       "title": "Dune",
@@ -561,9 +643,9 @@ export interface components {
             author: components["schemas"]["BookInput"]["author"];
             isbn?: components["schemas"]["BookInput"]["isbn"];
             published_year?: components["schemas"]["BookInput"]["published_year"];
-            /** @description Optional; if sent, the value a GET returned (ignored, never stored); another one is a 400. */
+            /** @description Optional; ignored whatever it holds, never stored: the record keeps its own. `If-Match`, not this field, guards against a lost update. */
             created_at?: components["schemas"]["Timestamp"];
-            /** @description Optional; if sent, the value of the GET whose body this is (ignored, never stored); an older one is a 400. */
+            /** @description Optional; ignored whatever it holds, never stored: the server sets it on every write. `If-Match`, not this field, guards against a lost update. */
             updated_at?: components["schemas"]["Timestamp"];
         };
         /**
@@ -636,7 +718,7 @@ export interface components {
             status?: components["schemas"]["StudentStatus"];
         };
         /**
-         * @description What replaces a student: their writable fields, as in `StudentInput`. The server-set fields of a `Student` (`student_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The server ignores them when they are the student's own, and never takes a value from them: the id must be the one in the path, and the timestamps the student's current ones, else 400 (the body was read before a later change). `If-Match` is evaluated first: a stale tag is a 412 whatever the body holds. Omitted, they change nothing.
+         * @description What replaces a student: their writable fields, as in `StudentInput`. The server-set fields of a `Student` (`student_id`, `created_at`, `updated_at`) may be sent back as a GET returned them, so that a client can change a field of what it read and PUT it back; they are not `readOnly` here, as they are part of the request such a client sends. The timestamps are ignored whatever they hold, never stored and never compared: the student keeps their own `created_at`, and the server sets `updated_at`. The id, if sent, must be the one in the path, else 400. What guards against a lost update (a body read before someone else's change) is `If-Match`: it is evaluated before the body, and a stale tag is a 412 whatever the body holds. Omitted, the server-set fields change nothing.
          * @example {
          *       "student_id": "0190a5d2-8f00-7c2d-8a11-5e6f7a8b9c0d",
          *       "name": "Ada Lovelace",
@@ -654,9 +736,9 @@ export interface components {
             email: components["schemas"]["StudentInput"]["email"];
             enrollment_year?: components["schemas"]["StudentInput"]["enrollment_year"];
             status?: components["schemas"]["StudentStatus"];
-            /** @description Optional; if sent, the value a GET returned (ignored, never stored); another one is a 400. */
+            /** @description Optional; ignored whatever it holds, never stored: the record keeps its own. `If-Match`, not this field, guards against a lost update. */
             created_at?: components["schemas"]["Timestamp"];
-            /** @description Optional; if sent, the value of the GET whose body this is (ignored, never stored); an older one is a 400. */
+            /** @description Optional; ignored whatever it holds, never stored: the server sets it on every write. `If-Match`, not this field, guards against a lost update. */
             updated_at?: components["schemas"]["Timestamp"];
         };
         /**
@@ -1512,8 +1594,13 @@ export interface components {
         Limit: number;
         /** @description Opaque position returned as `next_cursor` by the previous page of the same query. Omit it for the first page. It is bound to the query's filters, `q` and `sort` (another query's cursor is a 400 `cursor-mismatch`); `limit` may change between pages. */
         Cursor: string;
-        /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
+        /** @description `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. */
         ExportBom: boolean;
+        /**
+         * @deprecated
+         * @description Deprecated with the lists' `Accept: text/csv` (see the operation): `true` starts such an export with a UTF-8 byte order mark. With any other media type, a 400 `unsupported-combination`. The exports take `bom` of their own (`GET /books/export.csv`).
+         */
+        ListExportBom: boolean;
         /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
         BookSearch: string;
         /**
@@ -1760,8 +1847,11 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
                 sort?: components["parameters"]["BookSort"];
-                /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
-                bom?: components["parameters"]["ExportBom"];
+                /**
+                 * @deprecated
+                 * @description Deprecated with the lists' `Accept: text/csv` (see the operation): `true` starts such an export with a UTF-8 byte order mark. With any other media type, a 400 `unsupported-combination`. The exports take `bom` of their own (`GET /books/export.csv`).
+                 */
+                bom?: components["parameters"]["ListExportBom"];
             };
             header?: never;
             path?: never;
@@ -1769,31 +1859,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /**
-             * @description A page of books, or with `Accept: text/csv` or `application/x-ndjson` an export of
-             *     every book selected, from one snapshot, in the list's order.
-             *
-             *     - CSV (`text/csv; charset=utf-8; header=present`): RFC 4180, CRLF line ends, UTF-8 (with
-             *       `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
-             *       row per book; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
-             *       tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
-             *       advice against formula injection), which an import takes off again.
-             *     - NDJSON (`application/x-ndjson`): one book per line, as the JSON list gives it (the
-             *       schema below describes each line).
-             *
-             *     `Events-Cursor` (to a caller whose key may read books) is the change feed's position of the
-             *     snapshot: follow `/events` from it to receive every change made after the export, none missed. The
-             *     body is sent as it is read, in constant memory; an export that fails midway ends without
-             *     the last chunk of its chunked body, which clients report as an error. So does one cut
-             *     off: when its client leaves what was sent unread for `EXPORT_STALL_MS` (30 s by
-             *     default), when it has run `EXPORT_MAX_DURATION_MS` (10 minutes), when a read of its
-             *     rows takes longer than the list's budget, or when the server shuts down. At most
-             *     `EXPORTS_MAX` exports run at once on a node (beyond, a 503 `list-busy`), at most
-             *     `EXPORTS_PER_KEY` for one API key, and for callers without a key at most
-             *     `EXPORTS_ANONYMOUS` on the node and one per address (beyond their own limit, a 429
-             *     `too-many-exports`; beyond the anonymous callers' share, a 503 `list-busy`). An export
-             *     whose first rows cannot be read within the list's budget is a 503 `list-busy` too.
-             */
+            /** @description A page of books. */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -1804,24 +1870,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BookPage"];
-                    /**
-                     * @example book_id,title,author,isbn,published_year,created_at,updated_at
-                     *     0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60,Dune,Frank Herbert,9780441013593,1965,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
-                     *     0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f,"'=Sums, and how to check them",Ada Lovelace,,1843,2026-11-21T09:31:00.000Z,2026-11-21T09:31:00.000Z
-                     */
-                    "text/csv": string;
-                    /**
-                     * @example {
-                     *       "book_id": "0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *       "title": "=Sums, and how to check them",
-                     *       "author": "Ada Lovelace",
-                     *       "isbn": null,
-                     *       "published_year": 1843,
-                     *       "created_at": "2026-11-21T09:31:00.000Z",
-                     *       "updated_at": "2026-11-21T09:31:00.000Z"
-                     *     }
-                     */
-                    "application/x-ndjson": components["schemas"]["Book"];
                 };
             };
             400: components["responses"]["ListBadRequest"];
@@ -2003,6 +2051,158 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    exportBooksCsv: {
+        parameters: {
+            query?: {
+                /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
+                q?: components["parameters"]["BookSearch"];
+                /**
+                 * @description Books by this author, the whole name, ignoring case and accents (`victor hugo` finds "Victor Hugo"). Repeat the parameter for any of several (`author=A&author=B`).
+                 * @example [
+                 *       "Frank Herbert"
+                 *     ]
+                 */
+                author?: components["parameters"]["Author"];
+                /**
+                 * @description The book with this ISBN-13, digits only.
+                 * @example 9780441013593
+                 */
+                isbn?: components["parameters"]["Isbn"];
+                /**
+                 * @description Books published in this year or later (books without a year are left out).
+                 * @example 1960
+                 */
+                published_year_min?: components["parameters"]["PublishedYearMin"];
+                /**
+                 * @description Books published in this year or earlier (books without a year are left out).
+                 * @example 1970
+                 */
+                published_year_max?: components["parameters"]["PublishedYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+                sort?: components["parameters"]["BookSort"];
+                /** @description `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. */
+                bom?: components["parameters"]["ExportBom"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description RFC 4180 (`text/csv; charset=utf-8; header=present`), CRLF line ends, UTF-8 (with
+             *     `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
+             *     row per book; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
+             *     tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
+             *     advice against formula injection), which an import takes off again.
+             */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example book_id,title,author,isbn,published_year,created_at,updated_at
+                     *     0190a5d2-7c1e-7b4a-9f3e-2d5c8e1a4b60,Dune,Frank Herbert,9780441013593,1965,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
+                     *     0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f,"'=Sums, and how to check them",Ada Lovelace,,1843,2026-11-21T09:31:00.000Z,2026-11-21T09:31:00.000Z
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ListTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
+        };
+    };
+    exportBooksNdjson: {
+        parameters: {
+            query?: {
+                /** @description Search titles and authors, ignoring case and accents (`orsted` finds "Ørsted", `strasse` finds "Straße"). Words must all match; `"an exact phrase"` matches within one field; `-word` excludes; `a OR b` matches either (binding tighter than the words around it); `dun*` matches words that start so (at least 2 characters). Punctuation inside a word splits it (`C++` searches `c`). Results come most relevant first (title matches weigh more) unless `sort` is given. A search that cannot be used is a 400 `invalid-search` naming the position. */
+                q?: components["parameters"]["BookSearch"];
+                /**
+                 * @description Books by this author, the whole name, ignoring case and accents (`victor hugo` finds "Victor Hugo"). Repeat the parameter for any of several (`author=A&author=B`).
+                 * @example [
+                 *       "Frank Herbert"
+                 *     ]
+                 */
+                author?: components["parameters"]["Author"];
+                /**
+                 * @description The book with this ISBN-13, digits only.
+                 * @example 9780441013593
+                 */
+                isbn?: components["parameters"]["Isbn"];
+                /**
+                 * @description Books published in this year or later (books without a year are left out).
+                 * @example 1960
+                 */
+                published_year_min?: components["parameters"]["PublishedYearMin"];
+                /**
+                 * @description Books published in this year or earlier (books without a year are left out).
+                 * @example 1970
+                 */
+                published_year_max?: components["parameters"]["PublishedYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `title` and `author` ignore case and accents; `author` orders by author, then title. Books without `published_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match in three tiers: titles that are exactly the words searched (in the order given), then titles holding every searched word or phrase, then the other matches; newest first within a tier. With `q`, sorts other than `relevance` and `created_at` need a search that matches a bounded number of books (else 400 `search-too-broad`). */
+                sort?: components["parameters"]["BookSort"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON (`application/x-ndjson`): one book per line, as the JSON list gives it (a `Book`), each line ended by a line feed. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {"book_id":"0190a5d3-1a2b-7c3d-8e4f-5a6b7c8d9e0f","title":"=Sums, and how to check them","author":"Ada Lovelace","isbn":null,"published_year":1843,"created_at":"2026-11-21T09:31:00.000Z","updated_at":"2026-11-21T09:31:00.000Z"} */
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ListTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
+        };
+    };
     listStudents: {
         parameters: {
             query?: {
@@ -2052,8 +2252,11 @@ export interface operations {
                 updated_before?: components["parameters"]["UpdatedBefore"];
                 /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
                 sort?: components["parameters"]["StudentSort"];
-                /** @description With `Accept: text/csv`: `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. With any other media type, a 400 `unsupported-combination`. */
-                bom?: components["parameters"]["ExportBom"];
+                /**
+                 * @deprecated
+                 * @description Deprecated with the lists' `Accept: text/csv` (see the operation): `true` starts such an export with a UTF-8 byte order mark. With any other media type, a 400 `unsupported-combination`. The exports take `bom` of their own (`GET /books/export.csv`).
+                 */
+                bom?: components["parameters"]["ListExportBom"];
             };
             header?: never;
             path?: never;
@@ -2061,31 +2264,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /**
-             * @description A page of students, or with `Accept: text/csv` or `application/x-ndjson` an export of
-             *     every student selected, from one snapshot, in the list's order.
-             *
-             *     - CSV (`text/csv; charset=utf-8; header=present`): RFC 4180, CRLF line ends, UTF-8 (with
-             *       `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
-             *       row per student; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
-             *       tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
-             *       advice against formula injection), which an import takes off again.
-             *     - NDJSON (`application/x-ndjson`): one student per line, as the JSON list gives it (the
-             *       schema below describes each line).
-             *
-             *     `Events-Cursor` (to a caller with a key) is the change feed's position of the snapshot:
-             *     follow `/events` from it to receive every change made after the export, none missed. The
-             *     body is sent as it is read, in constant memory; an export that fails midway ends without
-             *     the last chunk of its chunked body, which clients report as an error. So does one cut
-             *     off: when its client leaves what was sent unread for `EXPORT_STALL_MS` (30 s by
-             *     default), when it has run `EXPORT_MAX_DURATION_MS` (10 minutes), when a read of its
-             *     rows takes longer than the list's budget, or when the server shuts down. At most
-             *     `EXPORTS_MAX` exports run at once on a node (beyond, a 503 `list-busy`), at most
-             *     `EXPORTS_PER_KEY` for one API key, and for callers without a key at most
-             *     `EXPORTS_ANONYMOUS` on the node and one per address (beyond their own limit, a 429
-             *     `too-many-exports`; beyond the anonymous callers' share, a 503 `list-busy`). An export
-             *     whose first rows cannot be read within the list's budget is a 503 `list-busy` too.
-             */
+            /** @description A page of students. */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2096,23 +2275,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StudentPage"];
-                    /**
-                     * @example student_id,name,email,enrollment_year,status,created_at,updated_at
-                     *     0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a,Ada Lovelace,ada@example.org,2024,active,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
-                     */
-                    "text/csv": string;
-                    /**
-                     * @example {
-                     *       "student_id": "0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a",
-                     *       "name": "Ada Lovelace",
-                     *       "email": "ada@example.org",
-                     *       "enrollment_year": 2024,
-                     *       "status": "active",
-                     *       "created_at": "2026-11-21T09:30:00.000Z",
-                     *       "updated_at": "2026-11-21T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/x-ndjson": components["schemas"]["Student"];
                 };
             };
             400: components["responses"]["ListBadRequest"];
@@ -2251,6 +2413,163 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    exportStudentsCsv: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Search student names (never emails), ignoring case and accents, with the grammar of `GET /books`: words, `"a phrase"`, `-excluded`, `a OR b`, `prefix*`. Results come most relevant first unless `sort` is given.
+                 * @example lovelace
+                 */
+                q?: components["parameters"]["StudentSearch"];
+                /**
+                 * @description The student with this email, ignoring letter case.
+                 * @example ada@example.org
+                 */
+                email?: components["parameters"]["Email"];
+                /**
+                 * @description Students with this status; repeat the parameter for any of several.
+                 * @example [
+                 *       "graduated"
+                 *     ]
+                 */
+                status?: components["parameters"]["Status"];
+                /**
+                 * @description Students enrolled in this year or later (students without a year are left out).
+                 * @example 2020
+                 */
+                enrollment_year_min?: components["parameters"]["EnrollmentYearMin"];
+                /**
+                 * @description Students enrolled in this year or earlier (students without a year are left out).
+                 * @example 2025
+                 */
+                enrollment_year_max?: components["parameters"]["EnrollmentYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
+                sort?: components["parameters"]["StudentSort"];
+                /** @description `true` starts the export with a UTF-8 byte order mark, without which Excel reads the file in the system's legacy encoding. */
+                bom?: components["parameters"]["ExportBom"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description RFC 4180 (`text/csv; charset=utf-8; header=present`), CRLF line ends, UTF-8 (with
+             *     `bom=true`, a byte order mark first, for Excel). A header row names the fields, then one
+             *     row per student; an empty cell is `null`. A text cell starting with `=`, `+`, `-`, `@`, a
+             *     tab or a carriage return, after any number of `'`, gets one more `'` in front (OWASP's
+             *     advice against formula injection), which an import takes off again.
+             */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example student_id,name,email,enrollment_year,status,created_at,updated_at
+                     *     0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a,Ada Lovelace,ada@example.org,2024,active,2026-11-21T09:30:00.000Z,2026-11-21T09:30:00.000Z
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ListTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
+        };
+    };
+    exportStudentsNdjson: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Search student names (never emails), ignoring case and accents, with the grammar of `GET /books`: words, `"a phrase"`, `-excluded`, `a OR b`, `prefix*`. Results come most relevant first unless `sort` is given.
+                 * @example lovelace
+                 */
+                q?: components["parameters"]["StudentSearch"];
+                /**
+                 * @description The student with this email, ignoring letter case.
+                 * @example ada@example.org
+                 */
+                email?: components["parameters"]["Email"];
+                /**
+                 * @description Students with this status; repeat the parameter for any of several.
+                 * @example [
+                 *       "graduated"
+                 *     ]
+                 */
+                status?: components["parameters"]["Status"];
+                /**
+                 * @description Students enrolled in this year or later (students without a year are left out).
+                 * @example 2020
+                 */
+                enrollment_year_min?: components["parameters"]["EnrollmentYearMin"];
+                /**
+                 * @description Students enrolled in this year or earlier (students without a year are left out).
+                 * @example 2025
+                 */
+                enrollment_year_max?: components["parameters"]["EnrollmentYearMax"];
+                /**
+                 * @description Records last changed at or after this instant (RFC 3339, e.g. `2026-11-24T09:30:00Z`). With `sort=updated_at`, the way to sync incrementally: keep the `updated_at` of the last record you saw and ask again from there.
+                 * @example 2026-11-24T09:30:00Z
+                 */
+                updated_since?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description Records last changed before this instant (RFC 3339); with `updated_since`, a half-open interval.
+                 * @example 2026-11-25T00:00:00Z
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /** @description The order: one key, `-` before it for descending. Ties keep creation order in the same direction. `name` ignores case and accents. Students without `enrollment_year` come first ascending and last descending. `relevance` needs `q` and is the default when `q` is given; otherwise the default is `created_at`. `relevance` ranks every match: names that are exactly the words searched (in the order given) first, then the others; newest first within each. */
+                sort?: components["parameters"]["StudentSort"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON (`application/x-ndjson`): one student per line, as the JSON list gives it (a `Student`), each line ended by a line feed. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Events-Cursor": components["headers"]["EventsCursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {"student_id":"0190a5d4-2b3c-7d4e-9f5a-6b7c8d9e0f1a","name":"Ada Lovelace","email":"ada@example.org","enrollment_year":2024,"status":"active","created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"} */
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["ListTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ListBusy"];
         };
     };
     listEvents: {
@@ -2422,14 +2741,10 @@ export interface operations {
                  */
                 "text/csv": string;
                 /**
-                 * @example {
-                 *       "title": "The Left Hand of Darkness",
-                 *       "author": "Ursula K. Le Guin",
-                 *       "isbn": "978-0-441-47812-5",
-                 *       "published_year": 1969
-                 *     }
+                 * @example {"title":"The Left Hand of Darkness","author":"Ursula K. Le Guin","isbn":"978-0-441-47812-5","published_year":1969}
+                 *     {"title":"Emma","author":"Jane Austen","published_year":1815}
                  */
-                "application/x-ndjson": components["schemas"]["BookImportRow"] | components["schemas"]["StudentImportRow"];
+                "application/x-ndjson": string;
             };
         };
         responses: {

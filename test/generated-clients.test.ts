@@ -33,7 +33,7 @@ const tsconfig = {
     skipLibCheck: false,
     types: []
   },
-  include: ['hey/**/*.ts', 'orval/**/*.ts', '*.ts']
+  include: ['hey/**/*.ts', 'orval/**/*.ts', 'orval-other/**/*.ts', '*.ts']
 }
 
 // An event of a resource this contract does not describe, as a later version may send: a generated
@@ -54,9 +54,9 @@ const unknownEvent = {
 const heyProbe = `
 declare const process: { argv: string[] }
 import { client } from './hey/client.gen.js'
-import { createBook, deleteBook, getBook, listBooks, listEvents, streamEvents, updateBook, type Event } from './hey/index.js'
+import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, streamEvents, updateBook, type Event } from './hey/index.js'
 
-const [key, author, unknownOrigin] = process.argv.slice(2) as [string, string, string]
+const [key, author, csvFile, unknownOrigin] = process.argv.slice(2) as [string, string, string, string]
 client.setConfig({ auth: key })
 const seen: Record<string, unknown> = {}
 
@@ -75,9 +75,24 @@ seen.list = [first.response?.status, first.data?.items.map(b => b.title), second
 const replaced = await updateBook({ path: { book_id: book.book_id }, body: { title: 'Dune (1965)', author, isbn: null, published_year: 1965 }, headers: { 'If-Match': etag } })
 seen.replace = [replaced.response?.status, replaced.data?.title]
 const stale = await updateBook({ path: { book_id: book.book_id }, body: { title: 'Lost update', author, isbn: null }, headers: { 'If-Match': etag } })
-seen.stale = [stale.response?.status, (stale.error as { type?: string } | undefined)?.type]
+seen.stale = [stale.response?.status, stale.error?.type]
 const deleted = await deleteBook({ path: { book_id: book.book_id }, headers: { 'If-Match': replaced.response?.headers.get('etag')! } })
 seen.delete = deleted.response?.status
+
+// A CSV file imported as the client sends it, then both exports of what the author now has.
+const file = new Blob([csvFile], { type: 'text/csv' })
+const started = await createImport({ body: file, query: { collection: 'books' } })
+let state = started.data?.state
+for (let tries = 1; (state === 'receiving' || state === 'running') && tries < 100; tries++) {
+  await new Promise(resolve => setTimeout(resolve, 100))
+  state = (await getImport({ path: { import_id: started.data!.import_id } })).data?.state
+}
+seen.import = [started.response?.status, state]
+const csv = await exportBooksCsv({ query: { author: [author], sort: 'title' } })
+seen.csv = [csv.response?.status, csv.data?.split('\\r\\n').slice(1, -1).map(row => row.split(',')[1])]
+const ndjson = await exportBooksNdjson({ query: { author: [author], sort: 'title' } })
+const lines = (await ndjson.data?.text())?.split('\\n').slice(0, -1) ?? []
+seen.ndjson = [ndjson.response?.status, lines.map(line => (JSON.parse(line) as { title: string }).title)]
 // An event is listed once every write before it has committed: wait for the deletion's.
 let events = await listEvents({ query: { limit: 500 } })
 let ours: Event[] = []
@@ -112,9 +127,10 @@ console.log(JSON.stringify(seen))
 // server. orval cannot follow the endless stream (its streamEvents reads the whole body), so it is not called.
 const orvalProbe = `
 declare const process: { argv: string[] }
-import { createBook, deleteBook, getBook, listBooks, listEvents, updateBook, type Event } from './orval/api.js'
+import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, updateBook, type Event } from './orval/api.js'
+import { listEvents as listOtherEvents } from './orval-other/api.js'
 
-const [key, author, unknownOrigin] = process.argv.slice(2) as [string, string, string]
+const [key, author, csvFile] = process.argv.slice(2) as [string, string, string]
 const auth = { authorization: 'Bearer ' + key }
 const seen: Record<string, unknown> = {}
 
@@ -138,6 +154,22 @@ const stale = await updateBook(book.book_id, { title: 'Lost update', author, isb
 seen.stale = [stale.status, stale.status === 412 ? stale.data.type : undefined]
 const deleted = await deleteBook(book.book_id, { headers: { ...auth, 'If-Match': replaced.headers.get('etag')! } })
 seen.delete = deleted.status
+
+// A CSV file imported as the client sends it, then both exports of what the author now has.
+const started = await createImport(new Blob([csvFile], { type: 'text/csv' }), { collection: 'books' }, { headers: auth })
+if (started.status !== 202) throw new Error('import: ' + started.status)
+let state = started.data.state
+for (let tries = 1; (state === 'receiving' || state === 'running') && tries < 100; tries++) {
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const now = await getImport(started.data.import_id, { headers: auth })
+  if (now.status === 200) state = now.data.state
+}
+seen.import = [started.status, state]
+const csv = await exportBooksCsv({ author: [author], sort: 'title' }, { headers: auth })
+seen.csv = [csv.status, csv.status === 200 ? csv.data.split('\\r\\n').slice(1, -1).map(row => row.split(',')[1]) : []]
+const ndjson = await exportBooksNdjson({ author: [author], sort: 'title' }, { headers: auth })
+const lines = ndjson.status === 200 ? (await ndjson.stream.text()).split('\\n').slice(0, -1) : []
+seen.ndjson = [ndjson.status, lines.map(line => (JSON.parse(line) as { title: string }).title)]
 // An event is listed once every write before it has committed: wait for the deletion's.
 let events = await listEvents({ limit: 500 }, { headers: auth })
 let ours: Event[] = []
@@ -149,12 +181,9 @@ for (let tries = 1; ; tries++) {
 }
 seen.events = [events.status, ours.map(event => event.type)]
 
-// A type this contract does not describe: the one request goes to a server that sends it.
+// A type this contract does not describe, from a server that sends it (a client generated with its base URL).
 const later: Event = ${JSON.stringify(unknownEvent)}
-const live = globalThis.fetch
-globalThis.fetch = (input, init) => live(new URL(new URL(String(input)).pathname + new URL(String(input)).search, unknownOrigin), init)
-const other = await listEvents({ limit: 1 }, { headers: auth })
-globalThis.fetch = live
+const other = await listOtherEvents({ limit: 1 }, { headers: auth })
 seen.unknown = [other.status, other.status === 200 ? other.data.items.map(event => event.type) : [], later.type]
 console.log(JSON.stringify(seen))
 `
@@ -167,6 +196,9 @@ const expected = (author: string): Record<string, unknown> => ({
   replace: [200, 'Dune (1965)'],
   stale: [412, '/problems/precondition-failed'],
   delete: 204,
+  import: [202, 'succeeded'],
+  csv: [200, ['Dune Messiah', 'The Dispossessed']],
+  ndjson: [200, ['Dune Messiah', 'The Dispossessed']],
   events: [200, ['book.created', 'book.replaced', 'book.deleted']],
   unknown: [200, ['course.created'], 'course.created'],
   author
@@ -207,9 +239,12 @@ t.test('generated clients (orval, @hey-api/openapi-ts) make a round trip against
 
       const hey = await runTool(bin('openapi-ts'), ['--input', 'openapi.json', '--output', 'hey', '--client', '@hey-api/client-fetch', '--no-log-file'], dir)
       t.equal(hey.code, 0, '@hey-api/openapi-ts generates its SDK', { output: hey.output })
-      // The lists also answer CSV and NDJSON (exports): orval types each media type's answer, so a JSON
-      // client keeps JSON's (docs/client.md says so); hey-api types the JSON answer as the body already.
-      const orvalConfig = { api: { input: './openapi.json', output: { target: './orval/api.ts', client: 'fetch', baseUrl: { getBaseUrlFromSpecification: true }, override: { contentType: { include: ['application/json', 'application/problem+json'] } } } } }
+      // Default settings, the base URL aside: the served document's first server, and for the second
+      // client the server that sends an event this contract does not describe.
+      const orvalConfig = {
+        api: { input: './openapi.json', output: { target: './orval/api.ts', client: 'fetch', baseUrl: { getBaseUrlFromSpecification: true } } },
+        other: { input: './openapi.json', output: { target: './orval-other/api.ts', client: 'fetch', baseUrl: unknownOrigin } }
+      }
       writeFileSync(join(dir, 'orval.config.mjs'), `export default ${JSON.stringify(orvalConfig)}\n`)
       const orval = await runTool(bin('orval'), ['--config', 'orval.config.mjs'], dir)
       t.equal(orval.code, 0, 'orval generates its client', { output: orval.output })
@@ -224,11 +259,12 @@ t.test('generated clients (orval, @hey-api/openapi-ts) make a round trip against
 
       for (const client of ['hey', 'orval']) {
         const author = `Author ${randomUUID()}`
-        const result = await runTool(process.execPath, [join(dir, `out/${client}-probe.js`), adminKey, author, unknownOrigin], dir)
+        const csvFile = `title,author\r\nThe Dispossessed,${author}\r\n`
+        const result = await runTool(process.execPath, [join(dir, `out/${client}-probe.js`), adminKey, author, csvFile, unknownOrigin], dir)
         t.equal(result.code, 0, `the ${client} probe runs`, { output: result.output })
         const seen = JSON.parse(result.output.trim().split('\n').pop() ?? '{}') as Record<string, unknown>
         const { stream, ...rest } = seen
-        t.same({ ...rest, author }, expected(author), `${client}: create (Idempotency-Key), get, list by author and next cursor, replace (If-Match), stale replace (412), delete, /events, an unknown event type`)
+        t.same({ ...rest, author }, expected(author), `${client}: create (Idempotency-Key), get, list by author and next cursor (data.items), replace (If-Match), stale replace (412), delete, a CSV import (a Blob as generated), the CSV export as text and the NDJSON one as a stream or Blob, /events, an unknown event type`)
         if (client === 'hey') t.same(stream, ['book.replaced', 'book.deleted'], 'hey: the event stream after the creation, typed item by item')
       }
     })

@@ -34,14 +34,15 @@ export async function runExport (args: string[], world: TransferEnvironment): Pr
     const format = line.values.format ?? 'csv'
     if (format !== 'csv' && format !== 'ndjson') throw new UsageError('--format must be csv or ndjson')
     const query = new URLSearchParams(line.values.query ?? '')
+    if (line.values.bom === true && format !== 'csv') throw new UsageError('--bom applies to --format csv only (a byte order mark for Excel)')
     if (line.values.bom === true) query.set('bom', 'true')
     const path = collection === 'books' ? '/books' : '/api/students'
-    settings = { path: `${path}${query.size === 0 ? '' : `?${query}`}`, format, output: line.values.output, ...target(line.values, world.env) }
+    settings = { path: `${path}/export.${format}${query.size === 0 ? '' : `?${query}`}`, output: line.values.output, ...target(line.values, world.env) }
   } catch (error) {
     io.err(`npm run export: ${(error as Error).message}`)
     return 2
   }
-  const { path, format, output, origin, headers } = settings
+  const { path, output, origin, headers } = settings
   const show = reporter(world.progress, now)
   const started = now()
   // To a file, an export cut midway starts again (a snapshot cannot be resumed); to standard output it cannot.
@@ -49,7 +50,7 @@ export async function runExport (args: string[], world: TransferEnvironment): Pr
     let bytes = 0
     let lines = 0
     try {
-      const res = await world.fetch(origin + path, { headers: { ...headers, accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' } })
+      const res = await world.fetch(origin + path, { headers })
       if (res.status !== 200) {
         show.done(`npm run export: ${await problemLine(res)}`)
         return 1

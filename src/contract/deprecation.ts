@@ -16,9 +16,22 @@ export interface RouteDeprecation {
   parameters: (DeprecationDates & { in: 'query' | 'header', name: string })[]
   /** Request-body fields, as property paths: announced when the body has them. */
   fields: (DeprecationDates & { path: string[] })[]
+  /** A list's exports by Accept (`x-deprecated-exports`): announced on an answer of an export type. */
+  exports?: DeprecationDates
   /** The `Link` field value naming where the deprecation is explained. */
   link: string
 }
+
+/**
+ * The operation extension of a list that still answers `Accept: text/csv` or `application/x-ndjson`
+ * with an export, deprecated (its dates, beside `deprecated: true`): the served document no longer
+ * declares those answers, so that generated clients type the list as a page; the service routes them
+ * until the sunset (routedDocument).
+ */
+export const deprecatedExports = 'x-deprecated-exports'
+
+/** The media types of those answers. */
+export const exportTypes = ['text/csv', 'application/x-ndjson']
 
 /** The minimum time between a deprecation and its sunset, by the policy in docs/versioning.md. */
 export const minimumNoticeMonths = 6
@@ -117,10 +130,12 @@ export function routeDeprecation (document: OpenApiDocument, path: string, opera
   const body = resolve(document, operation['requestBody']) as { content?: Record<string, { schema?: unknown }> } | undefined
   const fields = deprecatedFields(document, body?.content?.['application/json']?.schema, [], new Set())
   const own = datesOf(operation)
-  if (own === undefined && parameters.length === 0 && fields.length === 0) return undefined
+  const exports = datesOf(operation[deprecatedExports])
+  if (own === undefined && exports === undefined && parameters.length === 0 && fields.length === 0) return undefined
   const tag = (operation['tags'] as string[] | undefined)?.[0] ?? 'default'
   return {
     ...(own !== undefined && { operation: own }),
+    ...(exports !== undefined && { exports }),
     parameters,
     fields,
     link: `</docs#/${encodeURIComponent(tag)}/${encodeURIComponent(operation.operationId)}>; rel="deprecation"; type="text/html"`
@@ -142,7 +157,7 @@ function has (value: unknown, path: string[]): boolean {
  * set its own, so that a page's Link (rel="next") keeps its place.
  */
 function announce (deprecation: RouteDeprecation): { preValidation?: preValidationHookHandler, onSend: onSendHookHandler } {
-  const { operation, parameters, fields } = deprecation
+  const { operation, exports, parameters, fields } = deprecation
   const used = new WeakMap<FastifyRequest, DeprecationDates>()
   const preValidation: preValidationHookHandler = (request, _reply, done) => {
     let at = Infinity
@@ -159,10 +174,11 @@ function announce (deprecation: RouteDeprecation): { preValidation?: preValidati
   }
   const onSend: onSendHookHandler = (request, reply, payload, done) => {
     const use = used.get(request)
+    const exported = exports !== undefined && exportTypes.some(type => String(reply.getHeader('content-type')).startsWith(type)) ? exports : undefined
     // The earliest dates win: the operation's own, or those of what the request used.
-    const at = Math.min(operation?.at ?? Infinity, use?.at ?? Infinity)
+    const at = Math.min(operation?.at ?? Infinity, use?.at ?? Infinity, exported?.at ?? Infinity)
     if (at !== Infinity) {
-      const sunset = Math.min(operation?.sunset ?? Infinity, use?.sunset ?? Infinity)
+      const sunset = Math.min(operation?.sunset ?? Infinity, use?.sunset ?? Infinity, exported?.sunset ?? Infinity)
       reply.header('deprecation', `@${at}`)
       if (sunset !== Infinity) reply.header('sunset', new Date(sunset * 1000).toUTCString())
       const link = reply.getHeader('link')

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import type { Config } from '../config/index.js'
-import { deprecationProblems, type RouteDeprecation, routeDeprecation } from './deprecation.js'
+import { deprecatedExports, deprecationProblems, exportTypes, type RouteDeprecation, routeDeprecation } from './deprecation.js'
 import type { OpenApiDocument, Operation, SecurityRequirement } from './openapi-document-types.js'
 
 // Callers take the document types from here with the functions on them; deprecation.ts imports openapi-document-types.js directly.
@@ -95,6 +95,11 @@ export function routedDocument (served: OpenApiDocument): OpenApiDocument {
     if (operation.security?.some(isAnonymous) === true) {
       operation.security = operation.security.filter(r => !isAnonymous(r))
       config.openToAnonymous = true
+    }
+    if (operation[deprecatedExports] !== undefined) {
+      // Routed, not served: the 200 keeps the export types its clients of before may still ask for.
+      const { content } = (operation['responses'] as Record<string, { content: Record<string, unknown> }>)['200']!
+      for (const type of exportTypes) content[type] = { schema: { type: 'string' } }
     }
     const deprecation = routeDeprecation(copy, path, operation)
     if (deprecation !== undefined) config.deprecation = deprecation

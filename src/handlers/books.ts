@@ -6,7 +6,7 @@ import { etagOf, expectedRevisions, readAnswer, replaceRecord, withEtag } from '
 import type { Idempotency } from './idempotency.js'
 import { bookValues, recordId } from './input.js'
 import { fold } from '../domain/search/fold.js'
-import { asIs, type ListContext, type ListParameters, listPage } from './paging.js'
+import { asIs, type ListContext, type ListParameters, listExport, listPage } from './paging.js'
 
 export const bookList: ListParameters = {
   path: '/books',
@@ -19,12 +19,20 @@ export const bookList: ListParameters = {
   ]
 }
 
-type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
+type BookHandlers = Pick<ServiceHandlers, 'listBooks' | 'exportBooksCsv' | 'exportBooksNdjson' | 'createBook' | 'getBook' | 'updateBook' | 'deleteBook'>
 
 export function bookHandlers (books: BookRepository, lists: ListContext, idempotency: Idempotency): BookHandlers {
   return {
     async listBooks (request, reply) {
       return listPage(request, reply, lists, books, bookList)
+    },
+
+    async exportBooksCsv (request, reply) {
+      return listExport(request, reply, lists, books, bookList, 'csv')
+    },
+
+    async exportBooksNdjson (request, reply) {
+      return listExport(request, reply, lists, books, bookList, 'ndjson')
     },
 
     async createBook (request, reply) {

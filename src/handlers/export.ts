@@ -166,7 +166,7 @@ export async function sendExport ({ request, reply, store, query, format, plural
   // `limit` has a default, so only the URL tells whether it was sent.
   const given = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '')
   const paging = pageParameters.find(name => given.has(name))
-  if (paging !== undefined) throw new QueryError('/problems/unsupported-combination', paging, 'does not apply to an export (Accept: text/csv or application/x-ndjson), which streams every record selected; drop it')
+  if (paging !== undefined) throw new QueryError('/problems/unsupported-combination', paging, 'does not apply to an export, which streams every record selected; drop it')
   const bom = request.query.bom === true
   const file = () => reply
     .type(mediaTypes[format])

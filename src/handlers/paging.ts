@@ -10,7 +10,7 @@ import { TooManyWaitingError } from '../storage/fair-queue.js'
 import { ListTimeoutError, SearchTooBroadError } from '../storage/list-sql.js'
 import type { ListCaller, ListedPage, ListQuery, RecordStore } from '../storage/types.js'
 import { Representations } from './representation.js'
-import { exportFormat, type Exports, sendExport } from './export.js'
+import { type ExportFormat, exportFormat, type Exports, sendExport } from './export.js'
 
 // A page's items (an array a cached page keeps) stand for one query, limit and position: its answer,
 // cursor and Link included, is fixed.
@@ -138,6 +138,20 @@ export interface ListContext {
   exports: Exports
 }
 
+/** An export of everything `list`'s query selects, in the format its path names (`…/export.csv`, `…/export.ndjson`). */
+export async function listExport<T> (
+  request: ListRequest,
+  reply: FastifyReply,
+  { exports }: ListContext,
+  store: RecordStore<T, never>,
+  list: ListParameters,
+  format: ExportFormat
+): Promise<FastifyReply> {
+  const { query } = parseQuery(request.query, list)
+  return sendExport({ request, reply, store, query, format, plural: list.plural, exports, withPosition: followsFeed(request, list) })
+}
+
+/** A page of `list`, or, asked for by Accept (deprecated: `x-deprecated-exports` in openapi.yaml), its export. */
 export async function listPage<T> (
   request: ListRequest,
   reply: FastifyReply,
@@ -150,7 +164,7 @@ export async function listPage<T> (
   const vary = reply.getHeader('vary')
   reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`)
   const format = exportFormat(request)
-  if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', 'applies only to a CSV export (Accept: text/csv)')
+  if (request.query.bom !== undefined && format !== 'csv') throw new QueryError('/problems/unsupported-combination', 'bom', `applies only to a CSV export (${list.path}/export.csv)`)
   if (format !== null) return sendExport({ request, reply, store, query, format, plural: list.plural, exports, withPosition: followsFeed(request, list) })
   // The contract's default (20) fills an absent limit during validation.
   const { limit = 20, cursor } = request.query

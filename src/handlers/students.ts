@@ -4,7 +4,7 @@ import type { StudentRepository } from '../storage/types.js'
 import { etagOf, readAnswer, replaceRecord, withEtag } from './conditional.js'
 import type { Idempotency } from './idempotency.js'
 import { recordId, studentValues } from './input.js'
-import { asIs, type ListContext, type ListParameters, listPage, lowerCase } from './paging.js'
+import { asIs, type ListContext, type ListParameters, listExport, listPage, lowerCase } from './paging.js'
 
 export const studentList: ListParameters = {
   path: '/api/students',
@@ -18,12 +18,20 @@ export const studentList: ListParameters = {
   ]
 }
 
-type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'createStudent' | 'getStudent' | 'updateStudent'>
+type StudentHandlers = Pick<ServiceHandlers, 'listStudents' | 'exportStudentsCsv' | 'exportStudentsNdjson' | 'createStudent' | 'getStudent' | 'updateStudent'>
 
 export function studentHandlers (students: StudentRepository, lists: ListContext, idempotency: Idempotency): StudentHandlers {
   return {
     async listStudents (request, reply) {
       return listPage(request, reply, lists, students, studentList)
+    },
+
+    async exportStudentsCsv (request, reply) {
+      return listExport(request, reply, lists, students, studentList, 'csv')
+    },
+
+    async exportStudentsNdjson (request, reply) {
+      return listExport(request, reply, lists, students, studentList, 'ndjson')
     },
 
     async createStudent (request, reply) {
