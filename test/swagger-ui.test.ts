@@ -41,12 +41,12 @@ t.test('Swagger UI: Try it out creates a book (201), then GET by id shows it', a
   await page.goto(`${origin}/docs`)
   await page.locator('.opblock').first().waitFor()
   t.same(await page.locator('.opblock-tag').allInnerTexts().then(tags => tags.map(tag => tag.split('\n')[0]!.trim())),
-    ['books', 'students', 'events', 'imports', 'webhooks'], 'operations grouped by resource')
+    ['books', 'students', 'events', 'imports', 'exports', 'webhooks'], 'operations grouped by resource')
   t.equal(await page.locator('.opblock-tag-section:has(#operations-tag-books) .opblock').count(), 5,
     'five book operations')
   t.equal(await page.locator('.webhooks .opblock').count(), 5, 'the Webhooks section shows the five event types a receiver gets')
   t.match(await page.locator('.webhooks').innerText(), /book\.created[\s\S]*student\.replaced/)
-  t.equal(await page.locator('.opblock').count(), 21 + 5, 'twenty-one operations and the five webhooks in all')
+  t.equal(await page.locator('.opblock').count(), 25 + 5, 'twenty-five operations and the five webhooks in all')
 
   // Optional security (`- {}`) shows as a requirement already met: the book reads' lock is closed
   // before anyone authorizes, the writes' open; and a visitor's Try it out of a read succeeds.
