@@ -1,7 +1,7 @@
 // Schema-driven property test: random valid and invalid requests generated from the served contract, checked by a model of the service.
 // Run by schema-property.fixed.test.ts (the seed CI always covers) and schema-property.fresh.test.ts (a new one each run).
 import fc from 'fast-check'
-import { generateSync, registerFormat } from 'json-schema-faker'
+import { generateSync, type Random as FakerRandom, registerFormat } from 'json-schema-faker'
 import type { Test } from 'tap'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -15,9 +15,12 @@ type Json = Record<string, any>
 
 const casesPerOperation = 300
 
-// json-schema-faker knows the standard formats; openapi.yaml's `format: isbn` is defined in its
-// description (a right check digit), and a generator of the format makes ISBNs in every written form.
-registerFormat('isbn', random => {
+/**
+ * json-schema-faker knows the standard formats; openapi.yaml's `format: isbn` is defined in its
+ * description (a right check digit), and this generator of the format makes ISBNs in every written
+ * form. Registered when this module loads, so `fake` (and any generateSync) fills `format: isbn` with it.
+ */
+export const fakeIsbn = (random: FakerRandom): string => {
   const digits = Array.from({ length: 12 }, () => random.int(0, 9))
   if (random.bool()) {
     // ISBN-10: nine digits and a check character, X for 10.
@@ -28,11 +31,12 @@ registerFormat('isbn', random => {
   const twelve = [9, 7, random.pick([8, 9]), ...digits.slice(3)]
   const check = (10 - (twelve.reduce((s, d, i) => s + d * (i % 2 === 0 ? 1 : 3), 0) % 10)) % 10
   return spaced([...twelve, check].map(String), random.pick(['', '-', ' ']))
-})
+}
+registerFormat('isbn', fakeIsbn)
 const spaced = (characters: string[], separator: string): string => separator === '' ? characters.join('') : [characters.slice(0, 3).join(''), characters.slice(3).join('')].join(separator)
 
 /** The schema validator a contract tool would use: any JSON Schema validator with the contract's formats. */
-const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true })
+export const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true })
 /** Query values arrive as text, and a lone value of an exploded array parameter as that value alone: validated as a server sees them. */
 const wireAjv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true, coerceTypes: 'array' })
 addFormats.default(wireAjv)
@@ -40,7 +44,7 @@ addFormats.default(ajv)
 ajv.addFormat('isbn', { type: 'string', validate: isIsbn })
 
 /** `node` with every `$ref` replaced by its target, so the generator and the validator need no document. */
-function inline (node: unknown, document: Json): any {
+export function inline (node: unknown, document: Json): any {
   if (Array.isArray(node)) return node.map(n => inline(n, document))
   if (node === null || typeof node !== 'object') return node
   const ref = (node as Json)['$ref']
@@ -54,8 +58,8 @@ interface Operation {
   method: string
   path: string
   parameters: Parameter[]
-  /** What the generator fills (the writable fields), the whole schema's validator, and the fields the server sets. */
-  body?: { schema: Json, validate: ValidateFunction, readOnly: string[] }
+  /** What the generator fills (every field but the path's id), the whole schema's validator, and the path's id field if the body has one. */
+  body?: { schema: Json, validate: ValidateFunction, idField: string | undefined }
   openToAnonymous: boolean
   /** The resource an operation acts on, and whether on its collection or one record. */
   resource: string
@@ -63,15 +67,16 @@ interface Operation {
 }
 
 /**
- * Whether a request body's property is one the server sets (the record's id, named as in the path, and
- * its timestamps): a replacement accepts them back as read, so they are not readOnly there, but a client
- * has nothing to choose in them, and the generator fills only the writable ones.
+ * Whether a request body's property is the record's id, named as in the path: a replacement takes it
+ * back as read, but only as the path's id, so the generator leaves it out (a round trip sends the
+ * record's own, now and then another). The timestamps a replacement may carry are generated like any
+ * other field: the schema allows any, and the service ignores them whatever they hold.
  */
-const serverSet = (name: string, path: string): boolean => name === 'created_at' || name === 'updated_at' || path.includes(`{${name}}`)
+const pathId = (name: string, path: string): boolean => path.includes(`{${name}}`)
 
-/** `schema` without the properties the server sets. */
-function writable (schema: Json, path: string): Json {
-  const properties = Object.fromEntries(Object.entries<Json>(schema['properties']).filter(([name]) => !serverSet(name, path)))
+/** `schema` without the path's id. */
+function withoutPathId (schema: Json, path: string): Json {
+  const properties = Object.fromEntries(Object.entries<Json>(schema['properties']).filter(([name]) => !pathId(name, path)))
   return { ...schema, properties }
 }
 
@@ -85,13 +90,13 @@ function operationsOf (document: Json): Operation[] {
         return { ...parameter, required: parameter.required === true, validate: (parameter.in === 'query' ? wireAjv : ajv).compile(parameter.schema) }
       })
       const schema = operation['requestBody'] && inline(operation['requestBody'], document).content['application/json'].schema
-      const readOnly = schema === undefined ? [] : Object.keys(schema.properties).filter(name => serverSet(name, path))
+      const idField = schema === undefined ? undefined : Object.keys(schema.properties).find(name => pathId(name, path))
       return {
         id: operation['operationId'],
         method: method.toUpperCase(),
         path,
         parameters,
-        ...(schema && { body: { schema: writable(schema, path), validate: ajv.compile(schema), readOnly } }),
+        ...(schema && { body: { schema: withoutPathId(schema, path), validate: ajv.compile(schema), idField } }),
         openToAnonymous: (operation['security'] as Json[]).some(requirement => Object.keys(requirement).length === 0),
         resource: path.replace(/\/\{\w+\}.*$/, ''),
         onItem: path.includes('{')
@@ -100,7 +105,7 @@ function operationsOf (document: Json): Operation[] {
 }
 
 /** A value generated from `schema`, seeded. */
-const fake = (schema: Json, seed: number): any => generateSync(schema, { seed, alwaysFakeOptionals: false, optionalsProbability: 0.6, useExamplesValue: false })
+export const fake = (schema: Json, seed: number): any => generateSync(schema, { seed, alwaysFakeOptionals: false, optionalsProbability: 0.6, useExamplesValue: false })
 
 /** A JSON type that `schema` does not allow, and a value of it. */
 function wrongTyped (schema: Json, seed: number): unknown {
@@ -249,16 +254,17 @@ function plan (operation: Operation, model: Model, seed: number): Case {
 
   let body: Json | undefined
   let payload: string | undefined
-  let readOnlyChanged = false
+  let idChanged = false
   if (operation.body !== undefined) {
     let sent = breakPart === 'body' ? invalidBody(operation.body.schema, seed) : validBody(operation.body.schema, seed)
-    // The round trip of a PUT: the record as read, some fields changed; now and then a read-only one too.
-    if (operation.body.readOnly.length > 0 && known !== undefined && breakPart === undefined && draw(3) === 0) {
+    // The round trip of a PUT: the record as read (its id, and its timestamps unless others were generated),
+    // some fields changed; now and then its id changed too.
+    const { idField } = operation.body
+    if (idField !== undefined && known !== undefined && breakPart === undefined && draw(3) === 0) {
       const roundTrip: Json = { ...known.record, ...sent as Json }
       if (draw(3) === 0) {
-        const field = operation.body.readOnly[draw(operation.body.readOnly.length)]!
-        roundTrip[field] = fake({ type: 'string', format: field.endsWith('_id') ? 'uuid' : 'date-time' }, seed)
-        readOnlyChanged = roundTrip[field] !== known.record[field]
+        roundTrip[idField] = fake({ type: 'string', format: 'uuid' }, seed)
+        idChanged = roundTrip[idField] !== known.record[idField]
       }
       sent = roundTrip
     }
@@ -274,16 +280,17 @@ function plan (operation: Operation, model: Model, seed: number): Case {
   const method = operation.method === 'GET' && (draw(5) === 0 || operation.id === 'streamEvents') ? 'HEAD' : operation.method
   const expected = anonymous && !operation.openToAnonymous
     ? [401]
-    : !valid ? [400] : bodyChecked(expectations(operation, model, url, headers, body), readOnlyChanged)
+    : !valid ? [400] : bodyChecked(expectations(operation, model, url, headers, body), idChanged)
   return { operation, method, url, headers, ...(payload !== undefined && { payload }), expected, valid, ...(body && { body }) }
 }
 
 /**
- * A server-set field that differs from the record's is refused, as the replacement schema's description
- * says, once 404 and If-Match's 412 are out of the way (RFC 9110 §13.2.1: preconditions before the content).
+ * An id other than the path's is refused, as the replacement schema's description says, once 404 and
+ * If-Match's 412 are out of the way (RFC 9110 §13.2.1: preconditions before the content). The timestamps
+ * a replacement carries change nothing: whatever they hold, the record keeps its own.
  */
-function bodyChecked (expected: number[], serverSetChanged: boolean): number[] {
-  return serverSetChanged && !expected.includes(404) && !expected.includes(412) ? [400] : expected
+function bodyChecked (expected: number[], idChanged: boolean): number[] {
+  return idChanged && !expected.includes(404) && !expected.includes(412) ? [400] : expected
 }
 
 /** The id in an item's URL: the segment where the path has its parameter. */
@@ -356,6 +363,17 @@ function listExpectations (url: string): number[] {
   return [200]
 }
 
+/** What is wrong with a replacement's answer if it took a timestamp from the body: the record keeps its created_at, the server sets updated_at. */
+function timestampsIgnored (model: Model, c: Case, answer: Json): string[] {
+  const before = model.of(c.operation.resource).get(itemId(c.operation, c.url))?.record
+  if (before === undefined) return []
+  const problems: string[] = []
+  if (answer['created_at'] !== before['created_at']) problems.push(`the answer's created_at is ${answer['created_at']}, the record's ${before['created_at']}`)
+  const sent = c.body?.['updated_at']
+  if (sent !== undefined && sent !== before['updated_at'] && answer['updated_at'] === sent) problems.push('the updated_at sent was stored')
+  return problems
+}
+
 /** Tells the model what a request the service answered as expected changed. */
 function learn (model: Model, c: Case, status: number, response: { headers: Record<string, unknown>, json: () => any }): void {
   const records = model.of(c.operation.resource)
@@ -413,6 +431,7 @@ async function explore (t: Test, seed: number, publicBookReads: boolean, secondO
         ? `a schema-valid request got ${res.statusCode}, expected ${c.expected.join(' or ')}`
         : `a schema-invalid request got ${res.statusCode}, expected ${c.expected.join(' or ')}`)
     }
+    if (res.statusCode === 200 && c.method === 'PUT') problems.push(...timestampsIgnored(model, c, res.json()))
     if (problems.length > 0) {
       divergences.push(`case ${i} (seed ${seed + i}): ${c.method} ${c.url.slice(0, 200)} ${c.payload?.slice(0, 300) ?? ''}\n  → ${res.statusCode} ${res.payload.slice(0, 300)}\n  ${problems.join('\n  ')}`)
       continue

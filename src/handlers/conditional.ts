@@ -1,9 +1,9 @@
 // Entity tags and RFC 9110 preconditions (If-Match, If-None-Match) for single-record operations.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ProblemError } from '../contract/api-types.js'
 import { RevisionNotCurrentError } from '../domain/outcomes.js'
 import { NotFoundError, ValidationError } from '../http/errors.js'
 import type { ExpectedRevisions, RecordStore, Versioned } from '../storage/types.js'
+import { recordId } from './input.js'
 import { Representations } from './representation.js'
 
 // The tail of the UUIDv7 (48 bits: the low end of its per-millisecond counter, which starts at a
@@ -67,61 +67,38 @@ function notModified (ifNoneMatch: string | undefined, current: string): boolean
   return tags === '*' || tags.some(t => t.tag === current)
 }
 
-type ServerSet = Partial<Record<'created_at' | 'updated_at', string>>
-const timestampFields = ['created_at', 'updated_at'] as const
-
 /** What a PUT replaces a record with: the path's id, the validated body, its values, and If-Match. */
 export interface Replacement<V> {
   kind: string
   idField: string
   id: string
-  body: ServerSet & Record<string, unknown>
+  body: Record<string, unknown>
   values: V
   ifMatch: string | undefined
 }
 
 /**
- * A PUT, in RFC 9110's order (§13.2.1, §13.2.2): 404 for no record, then If-Match (412), and only then
- * the body's content. A replacement may carry the server-set fields as a GET returned them (read,
- * change one field, PUT back); they are ignored when they are the record's own. The id must be the
- * one in the path, and the timestamps the record's current ones: a body read before someone else's
- * change must not silently undo it, even without If-Match. Neither refusal names the current value,
- * which the caller has not necessarily read (a 400 that did made the stale read-modify-write a 400
- * with the newer timestamp in it, rather than If-Match's 412).
+ * A PUT. A replacement may carry the server-set fields as a GET returned them (read, change one field,
+ * PUT back), and its schema allows any timestamp in them: the timestamps are ignored whatever they
+ * hold, never stored and never compared. Guarding against a lost update is If-Match's job (a body read
+ * before someone else's change, sent with its tag, is a 412); comparing the timestamps refused bodies
+ * the contract allows and gave a write without If-Match a precondition its client never asked for.
+ * The id may only be the path's (in any letter case, as UUIDs compare: RFC 9562) or be left out, else
+ * 400. That refusal keeps RFC 9110's order (§13.2.1, §13.2.2: 404 for no record, then If-Match's 412,
+ * then the body's content), so it alone reads the record first; every other PUT leaves If-Match to
+ * storage, which checks it in the write itself.
  */
-export async function replaceRecord<T extends Required<ServerSet>, V> (store: RecordStore<T, V>, replacement: Replacement<V>): Promise<Versioned<T>> {
+export async function replaceRecord<T, V> (store: RecordStore<T, V>, replacement: Replacement<V>): Promise<Versioned<T>> {
   const { kind, idField, id, body, values } = replacement
   const expected = expectedRevisions(replacement.ifMatch, id)
-  const timestamps = timestampFields.filter(field => body[field] !== undefined)
-  const replace = async (revisions: ExpectedRevisions): Promise<Versioned<T>> => {
-    const replaced = await store.replace(id, values, revisions)
-    if (replaced === null) throw new NotFoundError(kind, id)
-    return replaced
+  const sentId = body[idField]
+  if (typeof sentId === 'string' && recordId(sentId) !== id) {
+    const current = await store.get(id)
+    if (current === null) throw new NotFoundError(kind, id)
+    if (expected !== null && !expected.includes(current.revision)) throw RevisionNotCurrentError.of(kind, expected, current.revision)
+    throw new ValidationError('body', [{ detail: `must be the id in the path, ${id}, or be left out`, pointer: `#/${idField}` }])
   }
-  // The common PUT, with the writable fields only: storage checks If-Match in the write itself.
-  if (body[idField] === undefined && timestamps.length === 0) return replace(expected)
-
-  const current = await store.get(id)
-  if (current === null) throw new NotFoundError(kind, id)
-  if (expected !== null && !expected.includes(current.revision)) throw RevisionNotCurrentError.of(kind, expected, current.revision)
-  const problems: ProblemError[] = []
-  if (body[idField] !== undefined && body[idField] !== id) problems.push({ detail: `must be the id in the path, ${id}, or be left out`, pointer: `#/${idField}` })
-  // An equal instant in another notation is the same value.
-  const stale = timestamps.filter(field => Date.parse(body[field]!) !== Date.parse(current.record[field]))
-  problems.push(...stale.map(field => staleTimestamp(kind, field)))
-  if (problems.length > 0) throw new ValidationError('body', problems)
-  if (timestamps.length === 0) return replace(expected)
-  // The timestamps were checked against this revision: a write that lands in between makes them stale too.
-  return replace([current.revision]).catch((error: unknown) => {
-    // With If-Match, which named this revision, that is its 412 ("changed since").
-    if (error instanceof RevisionNotCurrentError && expected === null) throw new ValidationError('body', timestamps.map(field => staleTimestamp(kind, field)))
-    throw error
-  })
-}
-
-function staleTimestamp (kind: string, field: string): ProblemError {
-  return {
-    detail: `is not this ${kind}'s current value (the body was read before a later change, or from another ${kind}): GET the ${kind} again and redo the change, or leave the field out`,
-    pointer: `#/${field}`
-  }
+  const replaced = await store.replace(id, values, expected)
+  if (replaced === null) throw new NotFoundError(kind, id)
+  return replaced
 }
