@@ -39,7 +39,8 @@ export function validatorAt (pointer: string): ValidateFunction {
   return validate
 }
 
-const templates = Object.keys(spec['paths']).map(path => ({
+// Concrete paths first, as OpenAPI matches them before templated ones: `/books/export.csv` is not `/books/{book_id}`.
+const templates = Object.keys(spec['paths']).sort((a, b) => Number(a.includes('{')) - Number(b.includes('{'))).map(path => ({
   path,
   // An empty segment still reaches the operation (Fastify matches `/books/` with book_id ''), which answers 400.
   pattern: new RegExp('^' + path.replace(/\{[^}]+\}/g, '[^/]*') + '$')
@@ -121,8 +122,8 @@ export function contractProblems (method: string, url: string, res: InjectRespon
     if (res.payload !== '') problems.push('HEAD response has a body')
     return problems
   }
-  // An export: NDJSON's schema is each line's; a CSV's header names the same record's fields, each row has a cell per field.
-  if (mediaType === 'application/x-ndjson' || mediaType === 'text/csv') return [...problems, ...exportProblems(response.pointer, content, mediaType, res.payload)]
+  // An export: each NDJSON line is a record of its list; a CSV's header names the same record's fields, each row has a cell per field.
+  if (operation !== undefined && (mediaType === 'application/x-ndjson' || mediaType === 'text/csv')) return [...problems, ...exportProblems(operation.path, mediaType, res.payload)]
   const validate = validatorAt(`${response.pointer}/content/${escape(mediaType)}/schema`)
   let body: unknown
   try {
@@ -137,22 +138,33 @@ export function contractProblems (method: string, url: string, res: InjectRespon
   return problems
 }
 
-function exportProblems (pointer: string, content: Json, mediaType: string, payload: string): string[] {
-  const linePointer = `${pointer}/content/${escape('application/x-ndjson')}/schema`
+/**
+ * The schema of one record an export path (`/books/export.csv`, `…/export.ndjson`) writes: an item of
+ * its list's page. The export's own schema is a file (`type: string, format: binary`): its lines are
+ * described in words, so the record is read where the list declares it.
+ */
+function exportRecord (path: string): { node: Json, pointer: string } {
+  const list = path.replace(/\/export\.(csv|ndjson)$/, '')
+  const page = resolve(spec['paths'][list].get.responses['200'].content['application/json'].schema, `#/paths/${escape(list)}/get/responses/200/content/application~1json/schema`)
+  return resolve(page.node['properties'].items.items, `${page.pointer}/properties/items/items`)
+}
+
+function exportProblems (path: string, mediaType: string, payload: string): string[] {
+  const record = exportRecord(path)
   if (mediaType === 'application/x-ndjson') {
     if (payload !== '' && !payload.endsWith('\n')) return ['the NDJSON export does not end with a line end']
-    const validate = validatorAt(linePointer)
+    const validate = validatorAt(record.pointer)
     return payload.split('\n').slice(0, -1).flatMap((line, i) => {
-      let record: unknown
+      let parsed: unknown
       try {
-        record = JSON.parse(line)
+        parsed = JSON.parse(line)
       } catch {
         return [`line ${i + 1} is not JSON: ${line.slice(0, 80)}`]
       }
-      return validate(record) ? [] : (validate.errors ?? []).map(e => `line ${i + 1}${e.instancePath} ${e.message}`)
+      return validate(parsed) ? [] : (validate.errors ?? []).map(e => `line ${i + 1}${e.instancePath} ${e.message}`)
     })
   }
-  const fields = Object.keys(resolve(content['application/x-ndjson'].schema, linePointer).node['properties'])
+  const fields = Object.keys(record.node['properties'])
   let rows: string[][]
   try {
     rows = parseCsv(payload, { bom: true, relax_column_count: true }) as string[][]
