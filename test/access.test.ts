@@ -22,6 +22,11 @@ const operations = [
   { method: 'GET', url: `/api/students/${id}`, scope: 'students:read' },
   { method: 'POST', url: '/api/students', scope: 'students:write', payload: ada },
   { method: 'PUT', url: `/api/students/${id}`, scope: 'students:write', payload: ada },
+  // An export needs its list's scope.
+  { method: 'GET', url: '/books/export.csv', scope: 'books:read' },
+  { method: 'GET', url: '/books/export.ndjson', scope: 'books:read' },
+  { method: 'GET', url: '/api/students/export.csv', scope: 'students:read' },
+  { method: 'GET', url: '/api/students/export.ndjson', scope: 'students:read' },
   { method: 'GET', url: '/webhook-endpoints', scope: 'webhooks:manage' },
   // Registering for book events also needs to read books: the endpoint receives only what its key may read.
   { method: 'POST', url: '/webhook-endpoints', scope: 'webhooks:manage', payload: { url: 'https://hooks.example.org/', types: ['book.created'] }, alsoNeeds: ['books:read'] },
@@ -71,6 +76,7 @@ t.test('book reads are public by default, and closed with PUBLIC_BOOK_READS=fals
   t.equal((await open.request({ method: 'GET', url: '/books', key: null })).statusCode, 200)
   t.equal((await open.request({ method: 'GET', url: `/books/${id}`, key: null })).statusCode, 404)
   t.equal((await open.request({ method: 'HEAD', url: '/books', key: null })).statusCode, 200)
+  for (const url of ['/books/export.csv', '/books/export.ndjson']) t.equal((await open.request({ method: 'GET', url, key: null })).statusCode, 200, `${url}: a book export is a book read`)
 
   const closed = await build(t, { publicBookReads: false })
   for (const op of operations) t.equal((await closed.request({ ...op, key: null })).statusCode, 401, `${op.method} ${op.url}`)
@@ -82,7 +88,7 @@ t.test('book reads are public by default, and closed with PUBLIC_BOOK_READS=fals
     return Object.values<Record<string, { operationId: string, security: object[] }>>(served.paths).flatMap(item => Object.values(item))
       .filter(operation => operation.security?.some(requirement => Object.keys(requirement).length === 0)).map(operation => operation.operationId)
   }
-  t.same(await anonymousIn(open), ['listBooks', 'getBook'], 'by default the served document opens the book reads')
+  t.same(await anonymousIn(open), ['listBooks', 'getBook', 'exportBooksCsv', 'exportBooksNdjson'], 'by default the served document opens the book reads (their exports included)')
   t.same(await anonymousIn(closed), [], 'with PUBLIC_BOOK_READS=false it opens nothing')
 })
 
@@ -136,11 +142,11 @@ t.test('a key without books:read gets the public book reads anonymous callers ge
     { method: 'HEAD', url: '/books' },
     { method: 'GET', url: `/books/${book.book_id}` },
     { method: 'HEAD', url: `/books/${book.book_id}` },
-    { method: 'GET', url: '/books', headers: { accept: 'text/csv' } },
-    { method: 'GET', url: '/books', headers: { accept: 'application/x-ndjson' } }
+    { method: 'GET', url: '/books/export.csv' },
+    { method: 'GET', url: '/books/export.ndjson' }
   ] as const
   for (const read of reads) {
-    const what = `${read.method} ${read.url}${'headers' in read ? ` (${read.headers.accept})` : ''}`
+    const what = `${read.method} ${read.url}`
     const [anonymous, unscoped, scoped] = await Promise.all([null, writer, reader].map(async key => request({ ...read, key })))
     t.equal(anonymous!.statusCode, 200, `${what}: anonymous`)
     t.equal(unscoped!.statusCode, 200, `${what}: a key without books:read, as anonymous`)
@@ -148,7 +154,7 @@ t.test('a key without books:read gets the public book reads anonymous callers ge
     t.equal(unscoped!.headers['events-cursor'], undefined, `${what}: no position in the change feed, which this key may not follow for books`)
     t.equal(unscoped!.headers['cache-control'], 'no-store', `${what}: an answer to a credential is not cached`)
     t.match(unscoped!.headers['ratelimit-policy'], /^"keyed"/, `${what}: counted against the key's own quota`)
-    if (read.url === '/books' && read.method === 'GET') t.type(scoped!.headers['events-cursor'], 'string', `${what}: a key that reads books gets the position`)
+    if (read.method === 'GET' && (read.url === '/books' || read.url.startsWith('/books/export.'))) t.type(scoped!.headers['events-cursor'], 'string', `${what}: a key that reads books gets the position`)
   }
   const closed = await withKeys(t, { publicBookReads: false })
   t.equal((await closed.request({ method: 'GET', url: '/books', key: await closed.key('books:write') })).statusCode, 403, 'with book reads closed, the scope is needed')

@@ -141,7 +141,7 @@ t.test('answers in progress are never cut off: an event stream, an export read s
 
   const exporting = open(api.port)
   await exporting.ready
-  exporting.socket.write(get('/books', 'Accept: text/csv', 'Connection: close'))
+  exporting.socket.write(get('/books/export.csv', 'Connection: close'))
   await once(exporting.socket, 'data')
 
   const csv = 'title,author\r\nThe Left Hand of Darkness,Ursula K. Le Guin\r\n'

@@ -99,7 +99,7 @@ t.test('kill -9 while an import writes, restart: it is taken up where its last b
   running = await start(env)
   const ended = await importUntil(running.origin, location, job => job.state !== 'running')
   t.match(ended, { state: 'succeeded', rows: { read: rows, written: rows, refused: 0 } }, 'taken up once its lease ran out, and finished')
-  const exported = await (await fetch(`${running.origin}/books`, { headers: { accept: 'application/x-ndjson' } })).text()
+  const exported = await (await fetch(`${running.origin}/books/export.ndjson`)).text()
   const titles = exported.split('\n').slice(0, -1).map(line => (JSON.parse(line) as { title: string }).title)
   t.equal(titles.length, rows, 'every row once')
   t.equal(new Set(titles).size, rows)

@@ -96,15 +96,15 @@ parentPort.on('message', command => {
 parentPort.postMessage({ ready: true })`, { eval: true })
     const api = await build(t, {}, { repositories: openSqliteRepositories(tempDatabase(t), { startExportThread, listBudgetMs: 600_000 }) })
     await api.app.listen({ port: 0, host: '127.0.0.1' })
-    const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/books`
+    const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/books/export.ndjson`
     const running = await Promise.all([1, 2].map(async () => {
       const abort = new AbortController()
-      const res = await fetch(url, { headers: { accept: 'application/x-ndjson', authorization: `Bearer ${adminKey}` }, signal: abort.signal })
+      const res = await fetch(url, { headers: { authorization: `Bearer ${adminKey}` }, signal: abort.signal })
       await res.body!.getReader().read()
       return abort
     }))
     t.teardown(() => { for (const abort of running) abort.abort() })
-    return api.request({ method: 'GET', url: '/books', headers: { accept: 'application/x-ndjson' } })
+    return api.request({ method: 'GET', url: '/books/export.ndjson' })
   },
   'NotAcceptable/notAcceptable': async t => (await build(t)).request({ method: 'GET', url: '/books', headers: { accept: 'text/html' } }),
   'Conflict/duplicate': async t => {

@@ -14,8 +14,9 @@ import { adminKey, build, dune, eventually, openTestRepositories, testStorage, t
 
 type Json = Record<string, unknown>
 
-const csv = { accept: 'text/csv' }
-const ndjson = { accept: 'application/x-ndjson' }
+// The export operations of each list (contract 2.10.0): the format is the path's.
+const booksCsv = '/books/export.csv'
+const booksNdjson = '/books/export.ndjson'
 
 /** Every item of a JSON list, page after page. */
 async function listed (api: TestApi, path: string, query = ''): Promise<Json[]> {
@@ -66,40 +67,117 @@ t.test('CSV and NDJSON hold exactly what the JSON list holds, whatever the text,
     ['/api/students', '&sort=name', ['enrollment_year']]
   ] as const) {
     const items = await listed(api, path, query)
-    const url = `${path}?${query.slice(1)}`
-    t.same(ndjsonRecords((await api.request({ url, headers: ndjson })).payload), items, `NDJSON ${url}`)
-    t.same(csvRecords((await api.request({ url, headers: csv })).payload, [...numeric]), items, `CSV ${url}`)
+    const [ndjsonUrl, csvUrl] = [`${path}/export.ndjson?${query.slice(1)}`, `${path}/export.csv?${query.slice(1)}`]
+    t.same(ndjsonRecords((await api.request({ url: ndjsonUrl })).payload), items, `NDJSON ${ndjsonUrl}`)
+    t.same(csvRecords((await api.request({ url: csvUrl })).payload, [...numeric]), items, `CSV ${csvUrl}`)
   }
 })
 
 t.test('formats, headers and what an export refuses', async t => {
+  const api = await build(t)
+  await api.request({ method: 'POST', url: '/books', payload: { ...dune, title: '=HYPERLINK("http://x","y")' } })
+  const res = await api.request({ url: booksCsv })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'text/csv; charset=utf-8; header=present')
+  t.equal(res.headers['content-disposition'], 'attachment; filename="books.csv"')
+  t.equal(res.headers['cache-control'], 'no-store')
+  t.match(res.headers['events-cursor'], /\S/, 'the snapshot\'s feed position, to a key')
+  t.match(res.payload, /^book_id,title,author,isbn,published_year,created_at,updated_at\r\n[0-9a-f-]{36},"'=HYPERLINK\(""http:\/\/x"",""y""\)",Frank Herbert,9780441013593,1965,/, 'a formula is escaped and quoted')
+  t.notOk(res.payload.startsWith('\uFEFF'), 'no byte order mark unless asked for')
+  t.ok((await api.request({ url: `${booksCsv}?bom=true` })).payload.startsWith('\uFEFF'), 'bom=true starts with one')
+  t.equal((await api.request({ url: booksCsv, key: null })).headers['events-cursor'], undefined, 'no position to an anonymous caller')
+  // The path names the format: Accept only decides between it and a 406.
+  for (const accept of ['*/*', 'text/*', 'text/csv;q=0.1, application/json']) {
+    const any = await api.request({ url: booksCsv, headers: { accept } })
+    t.equal(any.headers['content-type'], 'text/csv; charset=utf-8; header=present', `CSV whatever Accept: ${accept} says`)
+    t.equal(any.payload, res.payload)
+  }
+  t.equal((await api.request({ url: booksNdjson, headers: { accept: 'application/problem+json' } })).headers['content-type'], 'application/x-ndjson', 'a client that only names problems gets the file')
+  for (const [url, accept] of [[booksCsv, 'application/json'], [booksCsv, 'application/x-ndjson'], [booksNdjson, 'text/csv'], [booksNdjson, 'text/html']]) {
+    const refused = await api.request({ url, headers: { accept } })
+    t.equal(refused.statusCode, 406, `${url} with Accept: ${accept}`)
+    t.equal(refused.headers['content-type'], 'application/problem+json; charset=utf-8')
+  }
+  t.equal((await api.request({ url: '/books', headers: { accept: 'text/html' } })).statusCode, 406, 'the list, too, to a type it never answers')
+  const head = await api.request({ method: 'HEAD', url: '/api/students/export.ndjson' })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['content-disposition'], 'attachment; filename="students.ndjson"')
+  t.equal(head.payload, '')
+  // An export has no page to size or resume, and NDJSON no byte order mark: each is a parameter the operation does not take.
+  for (const [url, parameter] of [
+    [`${booksCsv}?limit=20`, 'limit'], [`${booksNdjson}?limit=20`, 'limit'], [`${booksNdjson}?cursor=a.b`, 'cursor'], [`${booksNdjson}?bom=true`, 'bom'], ['/api/students/export.ndjson?bom=false', 'bom']
+  ] as const) {
+    const refused = await api.request({ url })
+    t.equal(refused.statusCode, 400, url)
+    t.match(refused.json(), { type: '/problems/validation-error', errors: [{ parameter, detail: 'is not a known parameter' }] }, `${url} names ${parameter}`)
+  }
+})
+
+/** The headers of an answer of the deprecated exports by Accept; `operation` is the list's, whose docs the Link names. */
+function announcesDeprecation (t: Test, res: { headers: Record<string, unknown> }, operation: string, what: string): void {
+  t.equal(res.headers['deprecation'], '@1796169600', `${what}: Deprecation, 2026-12-02T00:00:00Z`)
+  t.equal(res.headers['sunset'], 'Wed, 02 Jun 2027 00:00:00 GMT', `${what}: Sunset`)
+  t.equal(res.headers['link'], `</docs#/${operation}>; rel="deprecation"; type="text/html"`, `${what}: Link rel="deprecation"`)
+}
+
+t.test('deprecated until 2027-06-02: a list still answers Accept: text/csv or application/x-ndjson with its export, as before, each answer saying so in Deprecation, Sunset and Link', async t => {
   const api = await build(t, { corsOrigins: ['https://app.example.org'] })
   await api.request({ method: 'POST', url: '/books', payload: { ...dune, title: '=HYPERLINK("http://x","y")' } })
-  t.equal((await api.request({ url: '/books', headers: { origin: 'https://app.example.org' } })).headers['vary'], 'Origin, Accept', 'beside CORS\'s Vary')
-  const res = await api.request({ url: '/books', headers: csv })
+  // The served contract no longer declares these answers (generated clients type a list as a page), so
+  // they are asked for outside the helper's conformance check.
+  const asked = async (url: string, accept: string, { method = 'GET', key = adminKey as string | null } = {}) =>
+    api.app.inject({ method: method as 'GET', url, headers: { accept, ...key !== null && { authorization: `Bearer ${key}` } } })
+  const csvFile = (await api.request({ url: booksCsv })).payload
+  const ndjsonFile = (await api.request({ url: booksNdjson })).payload
+
+  const page = await api.request({ url: '/books', headers: { origin: 'https://app.example.org' } })
+  t.equal(page.headers['vary'], 'Origin, Accept', 'beside CORS\'s Vary')
+  t.equal(page.headers['deprecation'], undefined, 'a JSON page of the list is not deprecated')
+  t.equal(page.headers['sunset'], undefined)
+  t.equal(page.headers['link'], undefined)
+
+  const res = await asked('/books', 'text/csv')
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-type'], 'text/csv; charset=utf-8; header=present')
   t.equal(res.headers['content-disposition'], 'attachment; filename="books.csv"')
   t.equal(res.headers['cache-control'], 'no-store')
   t.match(res.headers['vary'], /\bAccept\b/, 'a cache keeps the formats apart')
   t.match(res.headers['events-cursor'], /\S/, 'the snapshot\'s feed position, to a key')
-  t.match(res.payload, /^book_id,title,author,isbn,published_year,created_at,updated_at\r\n[0-9a-f-]{36},"'=HYPERLINK\(""http:\/\/x"",""y""\)",Frank Herbert,9780441013593,1965,/, 'a formula is escaped and quoted')
-  t.notOk(res.payload.startsWith('\uFEFF'), 'no byte order mark unless asked for')
-  t.ok((await api.request({ url: '/books?bom=true', headers: csv })).payload.startsWith('\uFEFF'), 'bom=true starts with one')
-  t.equal((await api.request({ url: '/books', headers: csv, key: null })).headers['events-cursor'], undefined, 'no position to an anonymous caller')
-  t.equal((await api.request({ url: '/books', headers: { accept: 'text/csv;q=0.5, application/x-ndjson' } })).headers['content-type'], 'application/x-ndjson')
-  t.equal((await api.request({ url: '/books', headers: { accept: 'application/json, text/csv' } })).headers['content-type'], 'application/json; charset=utf-8', 'JSON when it is as welcome')
-  t.equal((await api.request({ url: '/books', headers: { accept: 'text/*' } })).headers['content-type'], 'text/csv; charset=utf-8; header=present')
-  t.equal((await api.request({ url: '/books', headers: { accept: 'application/problem+json' } })).headers['content-type'], 'application/json; charset=utf-8', 'a page to a client that names none of the formats')
-  t.equal((await api.request({ url: '/books', headers: { accept: 'text/html' } })).statusCode, 406)
-  const head = await api.request({ method: 'HEAD', url: '/api/students', headers: ndjson })
+  t.equal(res.payload, csvFile, 'the file GET /books/export.csv gives')
+  announcesDeprecation(t, res, 'books/listBooks', 'Accept: text/csv')
+  const bom = await asked('/books?bom=true', 'text/csv')
+  t.equal(bom.payload, `\uFEFF${csvFile}`, 'bom=true starts with a byte order mark')
+  announcesDeprecation(t, bom, 'books/listBooks', 'bom=true')
+  const anonymous = await asked('/books', 'text/csv', { key: null })
+  t.equal(anonymous.headers['events-cursor'], undefined, 'no position to an anonymous caller')
+  announcesDeprecation(t, anonymous, 'books/listBooks', 'anonymous')
+
+  for (const [accept, type, file] of [
+    ['application/x-ndjson', 'application/x-ndjson', ndjsonFile],
+    ['text/csv;q=0.5, application/x-ndjson', 'application/x-ndjson', ndjsonFile],
+    ['text/*', 'text/csv; charset=utf-8; header=present', csvFile]
+  ] as const) {
+    const exported = await asked('/books', accept)
+    t.equal(exported.headers['content-type'], type, `Accept: ${accept}`)
+    t.equal(exported.payload, file)
+    announcesDeprecation(t, exported, 'books/listBooks', `Accept: ${accept}`)
+  }
+  for (const [accept, what] of [['application/json, text/csv', 'JSON when it is as welcome'], ['application/problem+json', 'a page to a client that names none of the formats']] as const) {
+    const json = await api.request({ url: '/books', headers: { accept } })
+    t.equal(json.headers['content-type'], 'application/json; charset=utf-8', what)
+    t.equal(json.headers['deprecation'], undefined, `${what}: not deprecated`)
+  }
+  const head = await asked('/api/students', 'application/x-ndjson', { method: 'HEAD' })
   t.equal(head.statusCode, 200)
   t.equal(head.headers['content-disposition'], 'attachment; filename="students.ndjson"')
   t.equal(head.payload, '')
-  for (const [url, headers, parameter] of [
-    ['/books?limit=20', csv, 'limit'], ['/books?cursor=a.b', ndjson, 'cursor'], ['/books?bom=true', ndjson, 'bom'], ['/books?bom=false', {}, 'bom']
+  announcesDeprecation(t, head, 'students/listStudents', 'HEAD /api/students')
+
+  // A page's parameters do not combine with an export, nor bom with anything but CSV (refusals the contract declares).
+  for (const [url, accept, parameter] of [
+    ['/books?limit=20', 'text/csv', 'limit'], ['/books?cursor=a.b', 'application/x-ndjson', 'cursor'], ['/books?bom=true', 'application/x-ndjson', 'bom'], ['/books?bom=false', undefined, 'bom']
   ] as const) {
-    const refused = await api.request({ url, headers })
+    const refused = await api.request({ url, headers: accept === undefined ? {} : { accept } })
     t.equal(refused.statusCode, 400, url)
     t.match(refused.json(), { type: '/problems/unsupported-combination', errors: [{ parameter }] }, `${url} names ${parameter}`)
   }
@@ -170,13 +248,13 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
     async () => { throw new Error('cannot open a snapshot') },
     async () => third.exported
   ])
-  const headers = { authorization: `Bearer ${adminKey}`, ...ndjson }
+  const headers = { authorization: `Bearer ${adminKey}` }
 
   // The first runs, held after its first row: the second is refused at once.
-  const running = await fetch(`${url}/books`, { headers })
+  const running = await fetch(`${url}${booksNdjson}`, { headers })
   const reader = running.body!.getReader()
   t.match(new TextDecoder().decode((await reader.read()).value), /"title":"Dune"/, 'the first batch arrives before the export ends')
-  const busy = await api.request({ url: '/books', headers: ndjson })
+  const busy = await api.request({ url: booksNdjson })
   t.equal(busy.statusCode, 503)
   t.equal(busy.headers['retry-after'], '1')
   t.match(busy.json(), { type: '/problems/list-busy', detail: /1 exports are running on this node/ })
@@ -187,7 +265,7 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
 
   // The second: its client goes away midway.
   const abort = new AbortController()
-  const cut = await fetch(`${url}/books`, { headers, signal: abort.signal })
+  const cut = await fetch(`${url}${booksNdjson}`, { headers, signal: abort.signal })
   await cut.body!.getReader().read()
   abort.abort()
   // Released as the client goes: a release that never comes fails here in seconds, not at the helper's 120.
@@ -196,11 +274,11 @@ t.test('EXPORTS_MAX: an export beyond it is a 503 at once; a slot comes back whe
   second.held.release()
 
   // The third fails to open: a 500, and its slot is back.
-  const failed = await eventually(() => api.request({ url: '/books', headers: ndjson }), res => res.statusCode !== 503, 'the slot given back')
+  const failed = await eventually(() => api.request({ url: booksNdjson }), res => res.statusCode !== 503, 'the slot given back')
   t.equal(failed.statusCode, 500)
 
   // The fourth fails midway: the body ends without its last chunk, which a client sees as an error.
-  const broken = await fetch(`${url}/books`, { headers })
+  const broken = await fetch(`${url}${booksNdjson}`, { headers })
   const brokenReader = broken.body!.getReader()
   await brokenReader.read()
   third.held.fail = true
@@ -232,7 +310,7 @@ function refused (t: Test, res: { statusCode: number, headers: Record<string, un
 /** An export held open over a real socket (its first chunk read), until abort(). */
 async function holdOpen (url: string, key: string | null): Promise<{ abort: () => void, reader: ReadableStreamDefaultReader<Uint8Array> }> {
   const abort = new AbortController()
-  const res = await fetch(`${url}/books`, { headers: { ...ndjson, ...key !== null && { authorization: `Bearer ${key}` } }, signal: abort.signal })
+  const res = await fetch(`${url}${booksNdjson}`, { headers: key === null ? {} : { authorization: `Bearer ${key}` }, signal: abort.signal })
   if (res.status !== 200) throw new Error(`the export to hold answered ${res.status}`)
   const reader = res.body!.getReader()
   await reader.read()
@@ -253,24 +331,24 @@ t.test('exports per caller: a key at EXPORTS_PER_KEY, or an address without a ke
   // Held from 127.0.0.1 without a key, and by the admin key.
   const anonymous = await holdOpen(url, null)
   const admin = await holdOpen(url, adminKey)
-  refused(t, await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '127.0.0.1' }), 429, '/problems/too-many-exports', /^An export from this address is running on this node/)
-  refused(t, await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '192.0.2.7' }), 503, '/problems/list-busy', /^1 exports by callers without an API key are running on this node/)
-  refused(t, await api.request({ url: '/books', headers: ndjson }), 429, '/problems/too-many-exports', /^This API key runs 1 exports on this node/)
+  refused(t, await api.request({ url: booksNdjson, key: null, remoteAddress: '127.0.0.1' }), 429, '/problems/too-many-exports', /^An export from this address is running on this node/)
+  refused(t, await api.request({ url: booksNdjson, key: null, remoteAddress: '192.0.2.7' }), 503, '/problems/list-busy', /^1 exports by callers without an API key are running on this node/)
+  refused(t, await api.request({ url: booksNdjson }), 429, '/problems/too-many-exports', /^This API key runs 1 exports on this node/)
   // The anonymous share is full, and another key still finds room: the node's last.
   const keyed = await holdOpen(url, other)
-  refused(t, await api.request({ url: '/books', headers: ndjson, key: third }), 503, '/problems/list-busy', /^3 exports are running on this node/)
+  refused(t, await api.request({ url: booksNdjson, key: third }), 503, '/problems/list-busy', /^3 exports are running on this node/)
   t.equal((await api.request({ url: '/books', key: null })).statusCode, 200, 'pages are not held back')
   t.equal(quick.count, 0, 'no refused export opened a snapshot')
 
   // Each given back as its export ends: the address, the key, the node.
   anonymous.abort()
   await eventually(async () => holds[0]!.held.closed, closed => closed === 1, 'the anonymous export closed', { withinMs: 10_000 })
-  t.equal((await api.request({ url: '/books', headers: ndjson, key: null, remoteAddress: '192.0.2.7' })).statusCode, 200, 'another address may export now')
+  t.equal((await api.request({ url: booksNdjson, key: null, remoteAddress: '192.0.2.7' })).statusCode, 200, 'another address may export now')
   admin.abort()
   keyed.abort()
   await eventually(async () => holds[1]!.held.closed + holds[2]!.held.closed, closed => closed === 2, 'the keyed exports closed', { withinMs: 10_000 })
-  t.equal((await api.request({ url: '/books', headers: ndjson })).statusCode, 200)
-  t.equal((await api.request({ url: '/books', headers: ndjson, key: third })).statusCode, 200)
+  t.equal((await api.request({ url: booksNdjson })).statusCode, 200)
+  t.equal((await api.request({ url: booksNdjson, key: third })).statusCode, 200)
   t.equal(quick.count, 3, 'each export admitted closed its snapshot')
 })
 
@@ -286,22 +364,22 @@ t.test('an export whose first rows are not read within the budget, or that would
     }, () => { closes.count++ })
   })
   const { api, url } = await withExports(t, [async () => budgetOver(), async () => budgetOver(), async () => { throw new ListTimeoutError(50) }, async () => { throw new SnapshotsHeldError('held') }])
-  refused(t, await api.request({ url: '/books', headers: csv, key: null }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
+  refused(t, await api.request({ url: booksCsv, key: null }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
   t.equal(closes.count, 1, 'its snapshot released')
-  const later = await fetch(`${url}/books`, { headers: ndjson })
+  const later = await fetch(`${url}${booksNdjson}`)
   t.equal(later.status, 200)
   const reader = later.body!.getReader()
   t.equal(new TextDecoder().decode((await reader.read()).value), '{}\n')
   await t.rejects(within(reader.read(), 10_000, 'the body cut'), { name: 'TypeError' }, 'the client sees the export fail')
   t.equal(closes.count, 2)
-  refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
-  refused(t, await api.request({ url: '/books', headers: csv }), 503, '/problems/list-busy', /^Exports wait for the ones running to end: they hold the database's write-ahead log/)
+  refused(t, await api.request({ url: booksCsv }), 503, '/problems/list-busy', /^The export's first rows were not read within 50 ms/)
+  refused(t, await api.request({ url: booksCsv }), 503, '/problems/list-busy', /^Exports wait for the ones running to end: they hold the database's write-ahead log/)
 })
 
 t.test('EXPORT_STALL_MS: a client that leaves what was sent unread is cut off, and the snapshot released', async t => {
   const closes = { count: 0 }
   const { url } = await withExports(t, [async () => endlessExport(`${'x'.repeat(1 << 18)}\n`, closes)], { exportStallMs: 300 })
-  const res = await fetch(`${url}/books`, { headers: ndjson })
+  const res = await fetch(`${url}${booksNdjson}`)
   t.equal(res.status, 200)
   // Nothing read: the socket's buffers fill, then the export waits on the client.
   await within(eventually(async () => closes.count, count => count === 1, 'the stalled export closed'), 20_000, 'the stall deadline')
@@ -311,7 +389,7 @@ t.test('EXPORT_STALL_MS: a client that leaves what was sent unread is cut off, a
 t.test('EXPORT_MAX_DURATION_MS: an export still running is cut off, and the snapshot released', async t => {
   const { exported, held } = heldExport('', fields, fields.map(() => null))
   const { url } = await withExports(t, [async () => exported], { exportMaxDurationMs: 300 })
-  const res = await fetch(`${url}/books`, { headers: ndjson })
+  const res = await fetch(`${url}${booksNdjson}`)
   const reader = res.body!.getReader()
   await reader.read()
   await t.rejects(within(reader.read(), 20_000, 'the body cut'), 'the client sees an unfinished body')
@@ -321,7 +399,7 @@ t.test('EXPORT_MAX_DURATION_MS: an export still running is cut off, and the snap
 t.test('closing the service cuts the exports running, and releases their snapshots', async t => {
   const { exported, held } = heldExport('', fields, fields.map(() => null))
   const { api, url } = await withExports(t, [async () => exported])
-  const res = await fetch(`${url}/books`, { headers: ndjson })
+  const res = await fetch(`${url}${booksNdjson}`)
   const reader = res.body!.getReader()
   await reader.read()
   await within(api.app.close(), 20_000, 'the close')
