@@ -1780,7 +1780,7 @@ export interface components {
         Location: string;
         /** @description RFC 8288 link to the next page, present only when there is one: `</books?limit=20&sort=title&cursor=…>; rel="next"`, with every parameter of the request (in a canonical form) and `next_cursor`. */
         Link: string;
-        /** @description RFC 9745: this operation, or a parameter or body field the request used, is deprecated (`deprecated: true`) since this moment, given as a structured-field date (`@` and Unix seconds); it may be in the future. The `rel="deprecation"` link says what replaces it. Sent only by deprecated operations, and for a deprecated parameter or field only when the request uses it. */
+        /** @description RFC 9745: this operation, or a parameter or body field the request used (or, on a list, an export asked for with `Accept`), is deprecated (`deprecated: true`) since this moment, given as a structured-field date (`@` and Unix seconds); it may be in the future. The `rel="deprecation"` link says what replaces it. Sent only by deprecated operations, and for a deprecated parameter or field only when the request uses it. */
         Deprecation: string;
         /** @description RFC 8594: from this moment (an HTTP-date, never before `Deprecation`) the deprecated operation, parameter or field may stop working. Absent while no date is set. */
         Sunset: string;
@@ -1866,6 +1866,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Events-Cursor": components["headers"]["EventsCursor"];
                     Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2271,6 +2273,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "Events-Cursor": components["headers"]["EventsCursor"];
                     Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -81,11 +81,12 @@ function withoutPathId (schema: Json, path: string): Json {
 }
 
 function operationsOf (document: Json): Operation[] {
-  // Imports take files and run as jobs, which this model of single requests does not follow:
-  // test/imports.test.ts generates their files, and test/conformance.test.ts drives their operations.
-  return Object.entries<Json>(document['paths']).filter(([path]) => !path.startsWith('/imports')).flatMap(([path, item]) =>
+  // Imports take files and run as jobs, and exports stream files, which this model of single JSON
+  // requests does not follow: test/imports.test.ts and test/export.test.ts generate theirs.
+  return Object.entries<Json>(document['paths']).filter(([path]) => !path.startsWith('/imports') && !path.includes('/export.')).flatMap(([path, item]) =>
     Object.entries<Json>(item).filter(([method]) => method !== 'parameters').map(([method, operation]) => {
-      const parameters = [...item['parameters'] ?? [], ...operation['parameters'] ?? []].map((p: Json): Parameter => {
+      // A deprecated parameter is not one a client of this contract sends (Prism calls its use a violation).
+      const parameters = [...item['parameters'] ?? [], ...operation['parameters'] ?? []].filter((p: Json) => inline(p, document).deprecated !== true).map((p: Json): Parameter => {
         const parameter = inline(p, document)
         return { ...parameter, required: parameter.required === true, validate: (parameter.in === 'query' ? wireAjv : ajv).compile(parameter.schema) }
       })
