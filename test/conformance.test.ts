@@ -97,6 +97,14 @@ function isbn13Form (raw: string): string | RegExp {
 
 const exercised = new Set<string>()
 
+/** `api.request`, noting each operation it drives for the test that every one was. */
+function driving (api: Awaited<ReturnType<typeof build>>): Awaited<ReturnType<typeof build>>['request'] {
+  return async options => {
+    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
+    return api.request(options)
+  }
+}
+
 for (const resource of resources) {
   const { collection, id, schemaPointer } = resource
   const validate = validatorAt(schemaPointer)
@@ -109,10 +117,7 @@ for (const resource of resources) {
   for (const { name, body } of resource.variants) {
     t.test(`${collection} and ${resource.item} with ${name}`, async t => {
       const api = await build(t)
-      const request: typeof api.request = async options => {
-        exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
-        return api.request(options)
-      }
+      const request = driving(api)
       const echoes = (record: Json, sent: Json, what: string): void => {
         for (const [field, expected] of Object.entries(expectedRecord(schemaPointer, sent))) {
           if (expected instanceof RegExp) t.match(record[field], expected, `${what}: ${field}`)
@@ -177,11 +182,7 @@ for (const resource of resources) {
 t.test('the feed and the webhook endpoints answer valid requests as declared', async t => {
   // Registered on an address the operator allows, so that nothing needs resolving here; nothing is delivered.
   const api = await build(t, { webhookAllowedAddresses: ['127.0.0.1'], webhookPollInterval: 0 })
-  const request: typeof api.request = async options => {
-    const res = await api.request(options)
-    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
-    return res
-  }
+  const request = driving(api)
   const input = resolve({ $ref: '#/components/schemas/WebhookEndpointInput' }, '').node['examples'][0]
   const created = await request({ method: 'POST', url: '/webhook-endpoints', payload: { ...input, url: 'http://127.0.0.1:9/hooks' } })
   t.equal(created.statusCode, 201)
@@ -204,11 +205,7 @@ t.test('the feed and the webhook endpoints answer valid requests as declared', a
 
 t.test('imports answer valid requests as declared: the contract\'s example files, in both formats', async t => {
   const api = await build(t)
-  const request: typeof api.request = async options => {
-    const res = await api.request(options)
-    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
-    return res
-  }
+  const request = driving(api)
   const body = spec['paths']['/imports']['post']['requestBody']['content']
   for (const [type, payload] of [['text/csv', body['text/csv'].example], ['application/x-ndjson', body['application/x-ndjson'].example]] as const) {
     const started = await request({ method: 'POST', url: '/imports?collection=books&mode=valid', headers: { 'content-type': type }, payload })
@@ -225,11 +222,7 @@ t.test('imports answer valid requests as declared: the contract\'s example files
 
 t.test('the exports answer valid requests as declared: each collection in both formats, with the list\'s filters', async t => {
   const api = await build(t)
-  const request: typeof api.request = async options => {
-    const res = await api.request(options)
-    exercised.add(operationFor(options.method ?? 'GET', String(options.url))!.operationId)
-    return res
-  }
+  const request = driving(api)
   await request({ method: 'POST', url: '/books', payload: { title: 'Dune', author: 'Frank Herbert' } })
   await request({ method: 'POST', url: '/api/students', payload: { name: 'Ada Lovelace', email: 'ada@example.org' } })
   for (const [url, first] of [['/books/export.csv?sort=title&bom=true', '\uFEFFbook_id,title'], ['/books/export.ndjson?author=Frank%20Herbert', '{"book_id"'],
