@@ -83,7 +83,7 @@ const problems = {
  * place (and whether it is in quotes) rather than reading the record again with the next chunk,
  * which cost time in the square of a record's length. Written here rather than taken from
  * csv-parse, which cost 7 µs a record with line numbers and error recovery against about 1 µs here
- * (BENCHMARKS.md, imports).
+ * (docs/benchmarks-history.md, imports).
  */
 export class CsvReader {
   readonly #longest: number

@@ -68,7 +68,7 @@ const batch = 20
 /**
  * How soon after this process commits events the worker runs: not at once, so that one run serves
  * every commit in between. A run per commit (a list of endpoints and a claim) cost each write some
- * 10 µs on SQLite and 70 µs on PostgreSQL with no endpoint registered (BENCHMARKS.md, issue 14).
+ * 10 µs on SQLite and 70 µs on PostgreSQL with no endpoint registered (docs/benchmarks-history.md, issue 14).
  */
 export const commitDelay = 50
 

@@ -18,7 +18,7 @@ export function clientOptions ({ url, connectTimeout, statementTimeout }: Postgr
     // sequential scan reads the whole table when it matches nothing (test/list-query.postgres.test.ts).
     // enable_seqscan=off prices a sequential scan at 10^10, so a plan with one (events_pruned, one row
     // and no index) passes jit_above_cost and PostgreSQL compiled the feed's head and read statements
-    // on every run: 12–20 ms each instead of 0.04 ms (BENCHMARKS.md, the change feed). JIT never pays
+    // on every run: 12–20 ms each instead of 0.04 ms (docs/benchmarks-history.md, the change feed). JIT never pays
     // off for this service's short statements. Timestamps come as ISO text in UTC, which lists turn
     // into the service's form in JavaScript (isoFromPostgres): to_char() per row cost a page some 20 µs.
     ...(reads && { options: '-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c DateStyle=ISO' }),

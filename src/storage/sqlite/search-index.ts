@@ -5,7 +5,7 @@ import type { Statement } from 'better-sqlite3'
 /**
  * FTS5 writes the terms it holds out as a segment of their own whenever a savepoint opens, and a
  * trigger runs inside its statement's: triggers made a segment per write, merged later, about 30 µs a
- * create (BENCHMARKS.md, where the time goes). The writes of a batch leave their changes here, and
+ * create (docs/benchmarks-history.md, where the time goes). The writes of a batch leave their changes here, and
  * the batch writes them just before its COMMIT, in the same transaction, so a search finds a write
  * as soon as it is acknowledged. In rowid order (FTS5 also writes out what it holds when a rowid goes
  * backwards), the changes of one row in the order they were made.
