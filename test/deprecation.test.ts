@@ -1,4 +1,5 @@
 // Deprecation and sunset: declared in the contract, announced in Deprecation, Sunset and Link headers, and never declared half-way.
+import fastify from 'fastify'
 import t from 'tap'
 import { announceDeprecations, deprecationProblems, routeDeprecation } from '../src/contract/deprecation.js'
 import { type OpenApiDocument, type Operation, readContract } from '../src/contract/openapi-document.js'
@@ -189,4 +190,18 @@ t.test('announceDeprecations adds its hooks to a route that has none of its own 
   announceDeprecations(plain)
   t.equal(plain.onSend, undefined)
   t.equal(plain.preValidation, undefined)
+})
+
+t.test('an operation deprecated as a whole, with nothing deprecated in what is sent, gets only the hook that announces it, on every answer', async t => {
+  const deprecation = { operation: { at: seconds('2026-12-01T00:00:00Z'), sunset: seconds('2027-06-01T00:00:00Z') }, parameters: [], fields: [], link: '</docs#/trees/getTree>; rel="deprecation"; type="text/html"' }
+  const route = { method: 'GET', url: '/tree', handler: async () => ({ ok: true }), config: { deprecation } } as unknown as Parameters<typeof announceDeprecations>[0]
+  announceDeprecations(route)
+  t.equal(route.preValidation, undefined, 'no preValidation hook: nothing a request sends is looked at')
+  const app = fastify()
+  t.teardown(() => app.close())
+  app.route(route)
+  const response = await app.inject({ method: 'GET', url: '/tree' })
+  t.equal(response.headers['deprecation'], `@${seconds('2026-12-01T00:00:00Z')}`)
+  t.equal(response.headers['sunset'], new Date('2027-06-01T00:00:00Z').toUTCString())
+  t.equal(response.headers['link'], deprecation.link)
 })
