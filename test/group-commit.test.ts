@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { openSqliteRepositories } from '../src/storage/sqlite/index.js'
 import type { BookValues } from '../src/storage/types.js'
 import { creationOrder } from '../src/storage/list-sql.js'
+import { companyTurns, companyWaitMs, fullBatch, GroupCommit } from '../src/storage/sqlite/group-commit.js'
 
 const book = (title: string, isbn: string | null = null): BookValues => ({ title, author: 'A', isbn, published_year: null })
 
@@ -75,4 +76,46 @@ t.test('closing the repositories commits the writes still waiting for their batc
   await repositories.close()
   t.equal((await pending).record.title, 'last')
   t.same(other.prepare('SELECT title FROM books').pluck().all(), ['last'])
+})
+
+t.test('a batch waits a few turns of the event loop for company, no longer than its bound, and not once it is full', async t => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  db.exec('CREATE TABLE w (n INTEGER)')
+  const insert = db.prepare('INSERT INTO w (n) VALUES (?)')
+  const batches: number[] = []
+  const writes = new GroupCommit(db, () => {}, size => batches.push(size))
+  const write = (n: number) => writes.run(() => insert.run(n))
+  const nextTurn = () => new Promise(resolve => setImmediate(resolve))
+
+  // One write a turn, for as many turns as a batch waits: one COMMIT for them all.
+  const spread: Promise<unknown>[] = []
+  for (let turn = 0; turn < companyTurns; turn++) {
+    spread.push(write(turn))
+    await nextTurn()
+  }
+  await Promise.all(spread)
+  t.same(batches, [companyTurns], 'the writes of consecutive turns share one transaction')
+
+  // A write alone commits without anything else happening: the turns of an idle loop pass at once.
+  batches.length = 0
+  await write(100)
+  t.same(batches, [1])
+
+  // A full batch goes at once: the next turn's write starts a batch of its own.
+  batches.length = 0
+  const full = Array.from({ length: fullBatch }, (_, i) => write(200 + i))
+  await nextTurn()
+  await Promise.all([...full, write(300)])
+  t.same(batches, [fullBatch, 1])
+
+  // A turn that lasts longer than the bound (a long synchronous task) ends the wait.
+  batches.length = 0
+  const first = write(400)
+  const started = performance.now()
+  while (performance.now() - started <= companyWaitMs) { /* the event loop held, as a long task would */ }
+  const second = new Promise(resolve => setImmediate(() => { resolve(write(401)) }))
+  await Promise.all([first, second])
+  t.same(batches, [1, 1], 'the write that waited past the bound went alone')
+  t.equal((db.prepare('SELECT count(*) AS c FROM w').get() as { c: number }).c, companyTurns + 1 + fullBatch + 1 + 2, 'every write committed')
 })
