@@ -1,6 +1,6 @@
 // The PostgreSQL engine's own failure paths: unreachable servers, schemas too old or too new, batches that fail, lost listeners.
 import { defaultListLimits } from '../src/storage/list-sql.js'
-import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { createServer, type AddressInfo, Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { Book } from '../src/contract/api-types.js'
@@ -279,5 +279,27 @@ await withPostgres(t, t => {
       next = await listeners()
     }
     t.not(next[0], first[0], 'a new session listens')
+  })
+
+  t.test('the statements sent on a connection in one turn of the event loop leave in one write, each with its own answer', async t => {
+    const url = await testDatabase(t)
+    const reads = new PipelinedClients(settingsFor(url))
+    t.teardown(() => reads.close())
+    await reads.query({ text: 'SELECT 1' })
+    // Every write to a socket to the server, as a system call sees it (one per _write or _writev).
+    const { _write: write, _writev: writev } = Socket.prototype
+    const port = Number(new URL(url).port || 5432)
+    let calls = 0
+    Socket.prototype._write = function (...args) { if (this.remotePort === port) calls++; return write.apply(this, args) }
+    Socket.prototype._writev = function (...args) { if (this.remotePort === port) calls++; return writev!.apply(this, args) }
+    t.teardown(() => Object.assign(Socket.prototype, { _write: write, _writev: writev }))
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => reads.query<{ n: number }>({ text: 'SELECT $1::int AS n', values: [n] })))
+    t.same(answers.map(answer => answer.rows[0]!.n), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    t.equal(calls, 1, 'one write for the ten statements')
+    // One sent from the check phase, after the turn's write went, leaves in the next turn's.
+    const late = await new Promise<number>((resolve, reject) => setImmediate(() => {
+      reads.query<{ n: number }>({ text: 'SELECT 10 AS n' }).then(answer => resolve(answer.rows[0]!.n), reject)
+    }))
+    t.equal(late, 10)
   })
 })

@@ -102,6 +102,8 @@ export class PipelinedClients {
   readonly #connections: Reconnecting[]
   /** Per connection, the costly statements sent on it that await their answer. */
   readonly #costly: number[]
+  /** Per connection, whether its socket is corked until the loop's check phase (see #coalesce). */
+  readonly #corked: boolean[]
   #next = 0
   #closed = false
   #inFlight = 0
@@ -109,6 +111,7 @@ export class PipelinedClients {
   constructor (settings: PostgresSettings) {
     this.#connections = Array.from({ length: settings.connections }, () => new Reconnecting(() => connect(settings, true, true)))
     this.#costly = this.#connections.map(() => 0)
+    this.#corked = this.#connections.map(() => false)
   }
 
   /** Connects the first client, so that a start against an unreachable server fails at once. */
@@ -127,6 +130,7 @@ export class PipelinedClients {
     if (costly) this.#costly[slot]!++
     try {
       const client = await this.#client(slot)
+      this.#coalesce(slot, client)
       this.#inFlight++
       try {
         return await client.query<R>(query)
@@ -136,6 +140,23 @@ export class PipelinedClients {
     } finally {
       if (costly) this.#costly[slot]!--
     }
+  }
+
+  /**
+   * The statements sent on a connection in one turn of the event loop leave in one write: each write
+   * to the socket is a system call that, on a local server, also delivers the bytes and wakes the
+   * backend, and pg writes each statement on its own. The socket is uncorked in the check phase,
+   * after the poll phase's requests (setImmediate), so no statement waits for another turn.
+   */
+  #coalesce (slot: number, client: pg.Client): void {
+    if (this.#corked[slot]!) return
+    const socket = client.connection.stream
+    this.#corked[slot] = true
+    socket.cork()
+    setImmediate(() => {
+      this.#corked[slot] = false
+      socket.uncork()
+    })
   }
 
   /** The next connection in turn, passing over those with more costly statements in flight than another. */
