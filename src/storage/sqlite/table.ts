@@ -41,6 +41,21 @@ export interface TableDependencies {
 // List pages are cheap to hold (a page of 20 is a few kB) and dear to read (a row costs about 1.5 µs).
 const pagesCached = 256
 
+/**
+ * A cached list page, and, when no creation can change it, the ids of its records. A page in creation
+ * order (ORDER BY seq), unfiltered, ascending, with more records after it: a new row's seq is above
+ * every stored one, so it lands after the page, whose records and next cursor stay as they are; only
+ * a change to one of its own records changes it. A deletion can change any page (the record just
+ * after a page decides whether it has a next one): it drops them all, as any write drops every other page.
+ */
+interface CachedPage<T> {
+  page: Page<T>
+  keptThroughCreations: Set<string> | null
+}
+
+const unfilteredCreationOrder = ({ equals, ranges, search, sort }: ListQuery): boolean =>
+  equals.length === 0 && ranges.length === 0 && search === null && sort.key === 'created_at' && !sort.descending
+
 export class SqliteTable<T, V extends object> {
   readonly #db: Database.Database
   readonly #spec: TableSpec<V>
@@ -59,9 +74,9 @@ export class SqliteTable<T, V extends object> {
   readonly #feed: TableDependencies['events']
   /** Recently read records and pages; emptied of whatever this process writes and of everything when another process writes. */
   readonly #records: LRUCache<string, Versioned<T>> | null
-  readonly #pages: LRUCache<string, Page<T>> | null
-  /** Counts the times the pages were dropped: a page read meanwhile (on a reader thread) may be stale. */
-  #pagesDropped = 0
+  readonly #pages: LRUCache<string, CachedPage<T>> | null
+  /** Counts the writes: a page read meanwhile (on a reader thread) may be stale, and is not cached. */
+  #writesSeen = 0
   readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity, lane?: EventLane) => Versioned<T>
   readonly #replace: (id: string, values: V, expected: ExpectedRevisions) => Versioned<T> | null
   readonly #remove: (id: string, expected: ExpectedRevisions) => boolean
@@ -75,8 +90,8 @@ export class SqliteTable<T, V extends object> {
     this.#external = external
     this.#feed = events
     this.#records = cacheSize === 0 ? null : external.watch(new LRUCache<string, Versioned<T>>({ max: cacheSize }))
-    this.#pages = cacheSize === 0 ? null : new LRUCache<string, Page<T>>({ max: pagesCached })
-    external.watch({ clear: () => this.#dropPages() })
+    this.#pages = cacheSize === 0 ? null : new LRUCache<string, CachedPage<T>>({ max: pagesCached })
+    external.watch({ clear: () => this.#dropPages(null) })
     const { table, idColumn, kind } = spec
     const writable = this.#writable = Object.keys(spec.writable)
     const all = recordColumns(spec as unknown as TableSpec<object>)
@@ -116,7 +131,7 @@ export class SqliteTable<T, V extends object> {
     }
     // No savepoints (GroupCommit): each write refuses before its first change, or undoes what it changed.
     this.#create = (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity, lane?: EventLane) => {
-      this.#dropPages()
+      this.#dropPages({ created: true })
       const now = new Date()
       const time = now.toISOString()
       const createdAt = given?.createdAt ?? time
@@ -141,7 +156,8 @@ export class SqliteTable<T, V extends object> {
       return created
     }
     this.#replace = (id: string, values: V, expected: ExpectedRevisions) => {
-      this.#forget(id)
+      this.#records?.delete(id)
+      this.#dropPages({ replaced: id })
       const row = current(id, expected)
       if (row === null) return null
       const keepsUnique = spec.unique.every(c => values[c] === row[c])
@@ -161,7 +177,8 @@ export class SqliteTable<T, V extends object> {
       return { record: record as T, revision: row.revision + 1 }
     }
     this.#remove = (id: string, expected: ExpectedRevisions) => {
-      this.#forget(id)
+      this.#records?.delete(id)
+      this.#dropPages(null)
       const row = current(id, expected)
       if (row === null) return false
       this.#delete.run(id)
@@ -173,17 +190,17 @@ export class SqliteTable<T, V extends object> {
   }
 
   /**
-   * Drops what a write to `id` makes stale. Called as the write runs inside its batch, after every read
-   * that came before it: a failed commit leaves nothing stale either, since nothing new is cached here.
+   * Drops the pages a write makes stale (`null`: a deletion, or another process's writes: every page).
+   * Called as the write runs inside its batch, after every read that came before it: a failed commit
+   * leaves nothing stale either, since nothing new is cached here.
    */
-  #forget (id: string): void {
-    this.#records?.delete(id)
-    this.#dropPages()
-  }
-
-  #dropPages (): void {
-    this.#pagesDropped++
-    this.#pages?.clear()
+  #dropPages (write: { created: true } | { replaced: string } | null): void {
+    this.#writesSeen++
+    const pages = this.#pages
+    if (pages === null) return
+    if (write === null) return pages.clear()
+    const stale = [...pages.entries()].filter(([, { keptThroughCreations: kept }]) => kept === null || ('replaced' in write && kept.has(write.replaced)))
+    for (const [key] of stale) pages.delete(key)
   }
 
   async list (query: ListQuery, limit: number, after: string | null, feedPosition = false, caller?: ListCaller): Promise<ListedPage<T>> {
@@ -192,12 +209,16 @@ export class SqliteTable<T, V extends object> {
     const position = feedPosition ? await this.#feed.head() : null
     const key = `${JSON.stringify(query)}:${limit}:${after}`
     const cached = this.#pages?.get(key)
-    if (cached !== undefined) return { ...cached, position }
-    const dropped = this.#pagesDropped
+    if (cached !== undefined) return { ...cached.page, position }
+    const writes = this.#writesSeen
     const page = this.#readers === null || this.#listing.seeks(query)
       ? await this.#listing.page(query, limit, after)
       : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after, caller)
-    if (dropped === this.#pagesDropped) this.#pages?.set(key, page)
+    if (writes === this.#writesSeen && this.#pages !== null) {
+      const idColumn = this.#spec.idColumn
+      const kept = page.after !== null && unfilteredCreationOrder(query) ? new Set(page.items.map(item => (item as Record<string, unknown>)[idColumn] as string)) : null
+      this.#pages.set(key, { page, keptThroughCreations: kept })
+    }
     return { ...page, position }
   }
 
