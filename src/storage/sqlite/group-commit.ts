@@ -81,14 +81,15 @@ export class GroupCommit {
   /**
    * Flushes after a few turns of the event loop, or sooner once the batch is full or has waited
    * companyWaitMs: a COMMIT costs the same for one write as for thirty, and when reads and writes come
-   * mixed, one turn's batch held one or two writes (the mix cost 1.9x its parts, BENCHMARKS.md). A
-   * turn lasts as long as the requests it reads, so the wait grows with the load that fills it; on an
-   * idle loop the turns pass at once. setImmediate runs after the poll phase: every request read in
-   * the turn joins the batch.
+   * mixed, one turn's batch held one or two writes (the mix cost 1.9x its parts: "The mix" in
+   * docs/benchmarks-history.md). A turn lasts as long as the requests it reads, so the wait grows with
+   * the load that fills it; on an idle loop the turns pass at once. setImmediate runs after the poll
+   * phase: every request read in the turn joins the batch.
    */
   #awaitCompany (since: number, turns: number): void {
     setImmediate(() => {
-      if (turns > 1 && this.#queue.length > 0 && this.#queue.length < fullBatch && performance.now() - since < companyWaitMs) this.#awaitCompany(since, turns - 1)
+      const waits = turns > 1 && this.#queue.length > 0 && this.#queue.length < fullBatch && performance.now() - since < companyWaitMs
+      if (waits) this.#awaitCompany(since, turns - 1)
       else this.flush()
     })
   }
