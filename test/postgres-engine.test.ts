@@ -285,13 +285,13 @@ await withPostgres(t, t => {
     const url = await testDatabase(t)
     const reads = new PipelinedClients(settingsFor(url))
     t.teardown(() => reads.close())
-    await reads.query({ text: 'SELECT 1' })
-    // Every write to a socket to the server, as a system call sees it (one per _write or _writev).
+    // The connection's own socket, known by its port on this side as the server sees it.
+    const { port } = (await reads.query<{ port: number }>({ text: 'SELECT inet_client_port() AS port' })).rows[0]!
+    // Every write to that socket, as a system call sees it (one per _write or _writev).
     const { _write: write, _writev: writev } = Socket.prototype
-    const port = Number(new URL(url).port || 5432)
     let calls = 0
-    Socket.prototype._write = function (...args) { if (this.remotePort === port) calls++; return write.apply(this, args) }
-    Socket.prototype._writev = function (...args) { if (this.remotePort === port) calls++; return writev!.apply(this, args) }
+    Socket.prototype._write = function (...args) { if (this.localPort === port) calls++; return write.apply(this, args) }
+    Socket.prototype._writev = function (...args) { if (this.localPort === port) calls++; return writev!.apply(this, args) }
     t.teardown(() => Object.assign(Socket.prototype, { _write: write, _writev: writev }))
     const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => reads.query<{ n: number }>({ text: 'SELECT $1::int AS n', values: [n] })))
     t.same(answers.map(answer => answer.rows[0]!.n), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])

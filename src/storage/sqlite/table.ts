@@ -42,15 +42,15 @@ export interface TableDependencies {
 const pagesCached = 256
 
 /**
- * A cached list page, and, when no creation can change it, the ids of its records. A page in creation
- * order (ORDER BY seq), unfiltered, ascending, with more records after it: a new row's seq is above
- * every stored one, so it lands after the page, whose records and next cursor stay as they are; only
- * a change to one of its own records changes it. A deletion can change any page (the record just
- * after a page decides whether it has a next one): it drops them all, as any write drops every other page.
+ * A page no creation can change, and the ids of its records: a page in creation order (ORDER BY seq),
+ * unfiltered, ascending, with more records after it. A new row's seq is above every stored one, so it
+ * lands after the page, whose records and next cursor stay as they are; only a change to one of its
+ * own records changes it. A deletion can change any page (the record just after a page decides
+ * whether it has a next one): it drops them all, as any write drops every other page.
  */
-interface CachedPage<T> {
+interface LastingPage<T> {
   page: Page<T>
-  keptThroughCreations: Set<string> | null
+  ids: Set<string>
 }
 
 const unfilteredCreationOrder = ({ equals, ranges, search, sort }: ListQuery): boolean =>
@@ -74,7 +74,9 @@ export class SqliteTable<T, V extends object> {
   readonly #feed: TableDependencies['events']
   /** Recently read records and pages; emptied of whatever this process writes and of everything when another process writes. */
   readonly #records: LRUCache<string, Versioned<T>> | null
-  readonly #pages: LRUCache<string, CachedPage<T>> | null
+  readonly #pages: LRUCache<string, Page<T>> | null
+  /** Pages no creation changes (LastingPage), apart: a creation empties #pages without looking at these. */
+  readonly #lastingPages: LRUCache<string, LastingPage<T>> | null
   /** Counts the writes: a page read meanwhile (on a reader thread) may be stale, and is not cached. */
   #writesSeen = 0
   readonly #create: (values: V, remember?: (created: Versioned<T>) => IdempotencyEntry, given?: GivenIdentity, lane?: EventLane) => Versioned<T>
@@ -90,7 +92,8 @@ export class SqliteTable<T, V extends object> {
     this.#external = external
     this.#feed = events
     this.#records = cacheSize === 0 ? null : external.watch(new LRUCache<string, Versioned<T>>({ max: cacheSize }))
-    this.#pages = cacheSize === 0 ? null : new LRUCache<string, CachedPage<T>>({ max: pagesCached })
+    this.#pages = cacheSize === 0 ? null : new LRUCache<string, Page<T>>({ max: pagesCached })
+    this.#lastingPages = cacheSize === 0 ? null : new LRUCache<string, LastingPage<T>>({ max: pagesCached })
     external.watch({ clear: () => this.#dropPages(null) })
     const { table, idColumn, kind } = spec
     const writable = this.#writable = Object.keys(spec.writable)
@@ -196,11 +199,12 @@ export class SqliteTable<T, V extends object> {
    */
   #dropPages (write: { created: true } | { replaced: string } | null): void {
     this.#writesSeen++
-    const pages = this.#pages
-    if (pages === null) return
-    if (write === null) return pages.clear()
-    const stale = [...pages.entries()].filter(([, { keptThroughCreations: kept }]) => kept === null || ('replaced' in write && kept.has(write.replaced)))
-    for (const [key] of stale) pages.delete(key)
+    this.#pages?.clear()
+    const lasting = this.#lastingPages
+    if (lasting === null || (write !== null && 'created' in write)) return
+    if (write === null) return lasting.clear()
+    const stale = [...lasting.entries()].filter(([, { ids }]) => ids.has(write.replaced))
+    for (const [key] of stale) lasting.delete(key)
   }
 
   async list (query: ListQuery, limit: number, after: string | null, feedPosition = false, caller?: ListCaller): Promise<ListedPage<T>> {
@@ -208,16 +212,16 @@ export class SqliteTable<T, V extends object> {
     // Read before the page, on the one connection: no write can fall between the two.
     const position = feedPosition ? await this.#feed.head() : null
     const key = `${JSON.stringify(query)}:${limit}:${after}`
-    const cached = this.#pages?.get(key)
-    if (cached !== undefined) return { ...cached.page, position }
+    const cached = this.#lastingPages?.get(key)?.page ?? this.#pages?.get(key)
+    if (cached !== undefined) return { ...cached, position }
     const writes = this.#writesSeen
     const page = this.#readers === null || this.#listing.seeks(query)
       ? await this.#listing.page(query, limit, after)
       : await this.#readers.page<T>(this.#spec.table as 'books' | 'students', query, limit, after, caller)
-    if (writes === this.#writesSeen && this.#pages !== null) {
+    if (writes === this.#writesSeen) {
       const idColumn = this.#spec.idColumn
-      const kept = page.after !== null && unfilteredCreationOrder(query) ? new Set(page.items.map(item => (item as Record<string, unknown>)[idColumn] as string)) : null
-      this.#pages.set(key, { page, keptThroughCreations: kept })
+      if (page.after === null || !unfilteredCreationOrder(query)) this.#pages?.set(key, page)
+      else this.#lastingPages?.set(key, { page, ids: new Set(page.items.map(item => (item as Record<string, unknown>)[idColumn] as string)) })
     }
     return { ...page, position }
   }
