@@ -54,7 +54,7 @@ const unknownEvent = {
 const heyProbe = `
 declare const process: { argv: string[] }
 import { client } from './hey/client.gen.js'
-import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, streamEvents, updateBook, type Event } from './hey/index.js'
+import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, streamEvents, updateBook, type Book, type Event } from './hey/index.js'
 
 const [key, author, csvFile, unknownOrigin] = process.argv.slice(2) as [string, string, string, string]
 client.setConfig({ auth: key })
@@ -92,7 +92,7 @@ const csv = await exportBooksCsv({ query: { author: [author], sort: 'title' } })
 seen.csv = [csv.response?.status, csv.data?.split('\\r\\n').slice(1, -1).map(row => row.split(',')[1])]
 const ndjson = await exportBooksNdjson({ query: { author: [author], sort: 'title' } })
 const lines = (await ndjson.data?.text())?.split('\\n').slice(0, -1) ?? []
-seen.ndjson = [ndjson.response?.status, lines.map(line => (JSON.parse(line) as { title: string }).title)]
+seen.ndjson = [ndjson.response?.status, lines.map(line => { const book: Book = JSON.parse(line); return book.title })]
 // An event is listed once every write before it has committed: wait for the deletion's.
 let events = await listEvents({ query: { limit: 500 } })
 let ours: Event[] = []
@@ -127,7 +127,7 @@ console.log(JSON.stringify(seen))
 // server. orval cannot follow the endless stream (its streamEvents reads the whole body), so it is not called.
 const orvalProbe = `
 declare const process: { argv: string[] }
-import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, updateBook, type Event } from './orval/api.js'
+import { createBook, createImport, deleteBook, exportBooksCsv, exportBooksNdjson, getBook, getImport, listBooks, listEvents, updateBook, type Book, type Event } from './orval/api.js'
 import { listEvents as listOtherEvents } from './orval-other/api.js'
 
 const [key, author, csvFile] = process.argv.slice(2) as [string, string, string]
@@ -169,7 +169,7 @@ const csv = await exportBooksCsv({ author: [author], sort: 'title' }, { headers:
 seen.csv = [csv.status, csv.status === 200 ? csv.data.split('\\r\\n').slice(1, -1).map(row => row.split(',')[1]) : []]
 const ndjson = await exportBooksNdjson({ author: [author], sort: 'title' }, { headers: auth })
 const lines = ndjson.status === 200 ? (await ndjson.stream.text()).split('\\n').slice(0, -1) : []
-seen.ndjson = [ndjson.status, lines.map(line => (JSON.parse(line) as { title: string }).title)]
+seen.ndjson = [ndjson.status, lines.map(line => { const book: Book = JSON.parse(line); return book.title })]
 // An event is listed once every write before it has committed: wait for the deletion's.
 let events = await listEvents({ limit: 500 }, { headers: auth })
 let ours: Event[] = []
