@@ -114,16 +114,25 @@ t.test('group-commit batches and database connections', async t => {
 t.test('in-flight requests are counted while they wait', async t => {
   let release = () => {}
   const waiting = new Promise<void>(resolve => { release = resolve })
+  // Told when both requests wait in their quota lookup: the gauge is read then, not after a guessed time.
+  let bothWait = () => {}
+  const bothWaiting = new Promise<void>(resolve => { bothWait = resolve })
+  let lookups = 0
   // A quota lookup that waits holds requests between their arrival and their response.
   const { api, scrape } = await setUp(t, {}, {
     rateLimitStore: new (class {
-      async hit () { await waiting; return { count: 1, resetAt: Date.now() + 60_000 } }
+      async hit () {
+        if (++lookups === 2) bothWait()
+        await waiting
+        return { count: 1, resetAt: Date.now() + 60_000 }
+      }
+
       async probe () {}
       async close () {}
     })()
   })
   const pending = Promise.all([api.request({ url: '/books' }), api.request({ url: '/books' })])
-  await new Promise(resolve => setTimeout(resolve, 50))
+  await bothWaiting
   t.equal((await scrape()).series.get('http_requests_in_flight'), 2)
   release()
   await pending
