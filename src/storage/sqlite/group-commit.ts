@@ -50,16 +50,16 @@ export class GroupCommit {
   readonly #rollback: Statement<[]>
   readonly #onBatch: (size: number) => void
   readonly #onCommit: () => void
-  readonly #now: () => number
+  readonly #clock: () => number
   readonly #work: BatchWork[] = []
   #queue: PendingWrite[] = []
 
-  /** `onCommit`: told after each transaction commits, before its writers hear of it; `now`: the clock companyWaitMs is measured on (a test's own). */
-  constructor (db: Database.Database, onCommit: () => void, onBatch: (size: number) => void = () => {}, now: () => number = () => performance.now()) {
+  /** `onCommit`: told after each transaction commits, before its writers hear of it; `clock`: what companyWaitMs is measured on (a test's own). */
+  constructor (db: Database.Database, onCommit: () => void, onBatch: (size: number) => void = () => {}, clock: () => number = () => performance.now()) {
     this.#db = db
     this.#onCommit = onCommit
     this.#onBatch = onBatch
-    this.#now = now
+    this.#clock = clock
     // IMMEDIATE takes the write lock before the first read, so a check and its write see the same row
     // even if another connection (another process) writes to the file.
     this.#begin = db.prepare('BEGIN IMMEDIATE')
@@ -75,7 +75,7 @@ export class GroupCommit {
   /** Runs `write` in the next batch. It must throw only refusals (Refusal) once it has written: see the class. */
   run<R> (write: () => R): Promise<R> {
     return new Promise((resolve, reject) => {
-      if (this.#queue.length === 0) this.#awaitCompany(this.#now(), companyTurns)
+      if (this.#queue.length === 0) this.#awaitCompany(this.#clock(), companyTurns)
       this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject })
     })
   }
@@ -90,7 +90,7 @@ export class GroupCommit {
    */
   #awaitCompany (since: number, turns: number): void {
     setImmediate(() => {
-      const waits = turns > 1 && this.#queue.length > 0 && this.#queue.length < fullBatch && this.#now() - since < companyWaitMs
+      const waits = turns > 1 && this.#queue.length > 0 && this.#queue.length < fullBatch && this.#clock() - since < companyWaitMs
       if (waits) this.#awaitCompany(since, turns - 1)
       else this.flush()
     })
